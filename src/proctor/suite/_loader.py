@@ -1,0 +1,327 @@
+"""Load suite files into `Suite` objects, reporting every problem with file, line, column and field."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from proctor.errors import SuiteError, SuiteIssue
+from proctor.suite._model import CaseSpec, CheckCatalog, SuiteFileSpec
+from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
+
+__all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
+
+SUITE_SUFFIXES = (".yaml", ".yml")
+SKIPPED_DIRS = frozenset({".results", ".git", ".venv", "node_modules", "__pycache__", ".proctor"})
+
+Loc = tuple[str | int, ...]
+
+
+def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand files and directories into suite files, in a stable order.
+
+    Directories are searched recursively for `*.yaml` and `*.yml`, skipping `.results/` and other
+    tool directories.
+
+    Raises:
+        SuiteError: A path does not exist, or a directory holds no suite files.
+    """
+    found: list[Path] = []
+    issues: list[SuiteIssue] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in SUITE_SUFFIXES
+                and p.is_file()
+                and not SKIPPED_DIRS.intersection(part for part in p.relative_to(path).parts[:-1])
+            )
+            if not files:
+                issues.append(SuiteIssue(str(path), None, None, "", "no *.yaml or *.yml suite files found"))
+            found.extend(files)
+        elif path.is_file():
+            found.append(path)
+        else:
+            issues.append(SuiteIssue(str(path), None, None, "", "no such file or directory"))
+    if issues:
+        raise SuiteError(issues)
+    return list(dict.fromkeys(found))
+
+
+def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None) -> list[Suite]:
+    """Load every suite under `paths`, collecting the problems of all files before raising.
+
+    Args:
+        paths: Suite files and directories.
+        checks: Validates assertion types and values; without it any `type` is accepted.
+
+    Raises:
+        SuiteError: With every problem of every file.
+    """
+    suites: list[Suite] = []
+    issues: list[SuiteIssue] = []
+    for path in discover_suite_files(paths):
+        try:
+            suites.append(load_suite_file(path, checks))
+        except SuiteError as exc:
+            issues.extend(exc.issues)
+    if issues:
+        raise SuiteError(issues)
+    return suites
+
+
+def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Suite:
+    """Load and validate one suite file.
+
+    Raises:
+        SuiteError: With every problem found in the file.
+    """
+    path = Path(path)
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
+    try:
+        document = YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = f"invalid YAML: {exc.problem or exc.context}"
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
+    if not isinstance(document, Mapping):
+        found = "an empty file" if document is None else f"a {type(document).__name__}"
+        raise SuiteError([SuiteIssue(name, 1, 1, "", f"expected a mapping of suite fields, found {found}")])
+    positions: dict[Loc, tuple[int, int]] = {}
+    key_positions: dict[Loc, tuple[int, int]] = {}
+    data = _plain(document, (), positions, key_positions)
+    try:
+        spec = SuiteFileSpec.model_validate(data, context={"checks": checks})
+    except ValidationError as exc:
+        issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
+        raise SuiteError(issues) from None
+    return _resolve(path, spec, positions)
+
+
+def _plain(
+    node: Any, loc: Loc, positions: dict[Loc, tuple[int, int]], key_positions: dict[Loc, tuple[int, int]]
+) -> Any:
+    """Copy ruamel nodes into plain Python values, remembering where each value and key stands."""
+    if isinstance(node, CommentedMap):
+        out: dict[Any, Any] = {}
+        for key, value in node.items():
+            child = (*loc, str(key))
+            key_line, key_col = node.lc.key(key)
+            value_line, value_col = node.lc.value(key)
+            key_positions[child] = (key_line + 1, key_col + 1)
+            positions[child] = (value_line + 1, value_col + 1)
+            out[str(key) if not isinstance(key, str | int | float | bool) else key] = _plain(
+                value, child, positions, key_positions
+            )
+        return out
+    if isinstance(node, CommentedSeq):
+        items = []
+        for index, value in enumerate(node):
+            child = (*loc, index)
+            line, col = node.lc.item(index)
+            positions[child] = key_positions[child] = (line + 1, col + 1)
+            items.append(_plain(value, child, positions, key_positions))
+        return items
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, bool):
+        return bool(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return node
+
+
+def _data_loc(data: Any, loc: Sequence[str | int]) -> Loc:
+    """Drop the discriminator tags pydantic inserts into error locations of tagged unions."""
+    out: list[str | int] = []
+    current = data
+    for part in loc:
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+            out.append(part)
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            current = current[part]
+            out.append(part)
+        elif isinstance(current, Mapping) and current.get("type") == part:
+            continue  # the union's tag: not a key of the input
+        else:
+            out.append(part)
+            current = None
+    return tuple(out)
+
+
+def _format_loc(loc: Loc) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _issue(
+    file: str,
+    error: ErrorDetails,
+    data: Any,
+    positions: Mapping[Loc, tuple[int, int]],
+    key_positions: Mapping[Loc, tuple[int, int]],
+) -> SuiteIssue:
+    loc = _data_loc(data, error["loc"])
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        line, col = key_positions.get(loc, (None, None))
+        message = _unknown_field_message(str(loc[-1]), _model_at(error["loc"][:-1]))
+    else:
+        line, col = _nearest(loc, positions)
+        message = _message(error)
+    return SuiteIssue(file, line, col, _format_loc(loc), message)
+
+
+def _nearest(loc: Loc, positions: Mapping[Loc, tuple[int, int]]) -> tuple[int | None, int | None]:
+    """The position of `loc`, or of its closest ancestor that has one (for missing fields)."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in positions:
+            return positions[loc[:end]]
+    return (1, 1)
+
+
+def _message(error: ErrorDetails) -> str:
+    kind = error["type"]
+    found = error.get("input")
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "value_error":
+        return str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
+    if kind == "union_tag_invalid":
+        expected = error.get("ctx", {}).get("expected_tags", "")
+        return f"unknown target type {error.get('ctx', {}).get('tag')!r}; expected one of {expected}"
+    if kind == "union_tag_not_found":
+        return "a target mapping needs a 'type' (openai, http, lobu, python)"
+    short = repr(found)
+    if len(short) > 60:
+        short = short[:57] + "..."
+    return f"{error['msg'][0].lower()}{error['msg'][1:]}; found {short}"
+
+
+def _model_at(loc: Sequence[str | int]) -> type[BaseModel] | None:
+    """The pydantic model that validates the value at `loc` (pydantic's own location, tags included)."""
+    model: type[BaseModel] | None = SuiteFileSpec
+    annotation: Any = None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        candidates = _models_in(annotation) if annotation is not None else ([model] if model else [])
+        tagged = [m for m in candidates if _tag_of(m) == part]
+        if tagged:
+            model, annotation = tagged[0], None
+            continue
+        owner = next((m for m in candidates if part in _fields_by_alias(m)), None)
+        if owner is None:
+            return None
+        annotation = _fields_by_alias(owner)[part]
+        model = None
+    if annotation is not None:
+        models = _models_in(annotation)
+        return models[0] if len(models) == 1 else None
+    return model
+
+
+def _fields_by_alias(model: type[BaseModel]) -> dict[str, Any]:
+    return {(info.alias or name): info.annotation for name, info in model.model_fields.items()}
+
+
+def _tag_of(model: type[BaseModel]) -> str | None:
+    field = model.model_fields.get("type")
+    if field is None:
+        return None
+    args = typing.get_args(field.annotation)
+    return str(args[0]) if typing.get_origin(field.annotation) is typing.Literal and args else None
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, list, typing.Annotated) or origin is not None:
+        return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+    return []
+
+
+def _unknown_field_message(key: str, model: type[BaseModel] | None) -> str:
+    if model is None:
+        return f"unknown field {key!r}"
+    valid = sorted(_fields_by_alias(model))
+    close = difflib.get_close_matches(key, valid, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown field {key!r}{hint} Valid fields: {', '.join(valid)}"
+
+
+def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]]) -> Suite:
+    """Apply file-level defaults to each case and read rubric files."""
+    name = spec.name or path.stem
+    issues: list[SuiteIssue] = []
+
+    def rubric(value: str | None, loc: Loc) -> Rubric | None:
+        if value is None:
+            return None
+        rubric_path = (path.parent / value).resolve()
+        try:
+            return Rubric(rubric_path, rubric_path.read_text(encoding="utf-8"))
+        except OSError:
+            line, col = positions.get(loc, (None, None))
+            issues.append(
+                SuiteIssue(str(path), line, col, _format_loc(loc), f"rubric file not found: {rubric_path}")
+            )
+            return None
+
+    file_rubric = rubric(spec.rubric, ("rubric",))
+    case_specs: list[tuple[CaseSpec, Loc]]
+    if spec.cases is not None:
+        case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
+    else:
+        assert spec.turns is not None  # guaranteed by SuiteFileSpec's validator
+        case_specs = [(CaseSpec(name=name, turns=spec.turns), ())]
+    cases = []
+    for case, loc in case_specs:
+        is_single = spec.cases is None
+        cases.append(
+            Case(
+                name=case.name,
+                file=path,
+                suite=name,
+                turns=tuple(case.turns),
+                trials=case.trials or spec.trials or DEFAULT_TRIALS,
+                timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
+                tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
+                scoring=case.scoring or spec.scoring or _default_scoring(),
+                description=case.description if not is_single else spec.description,
+                rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
+                target=spec.target,
+            )
+        )
+    if issues:
+        raise SuiteError(issues)
+    return Suite(name=name, path=path, cases=tuple(cases), target=spec.target)
+
+
+def _default_scoring() -> Any:
+    from proctor.suite._model import ScoringSpec
+
+    return ScoringSpec()

@@ -1,0 +1,157 @@
+"""The canonical suite model: what a suite file may say.
+
+A Lobu eval file is a valid suite as it is (one case whose turns sit at the top level). A file may also
+hold several cases under `cases:`, with file-level values (`trials`, `timeout`, `tags`, `scoring`,
+`rubric`, `target`) as their defaults. Unknown keys are errors everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from proctor.suite._targets import TargetSpec, parse_target_string
+
+__all__ = [
+    "AssertionOptions",
+    "AssertionSpec",
+    "CaseSpec",
+    "CheckCatalog",
+    "ScoringSpec",
+    "SuiteFileSpec",
+    "TurnSpec",
+]
+
+
+class CheckCatalog(Protocol):
+    """What the suite model needs to know about check types to validate assertions at load time.
+
+    The check registry (`proctor.checks`) implements it; it is passed in the validation context under
+    the key `"checks"` so that the suite layer never imports the checks layer.
+    """
+
+    def validate_assertion(self, assertion: AssertionSpec) -> None:
+        """Raise `ValueError` (with the valid choices) when the assertion's type or value is wrong."""
+        ...
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class AssertionOptions(_Strict):
+    """Options that change how an assertion matches."""
+
+    case_insensitive: bool | None = None
+    """Compare ignoring case. Default: false for text checks, true for `regex` (as Lobu)."""
+
+
+class AssertionSpec(_Strict):
+    """One check on a turn's reply, e.g. `{type: contains, value: Acme, weight: 0.5}`."""
+
+    type: str
+    """The check type (`proctor list --checks`); prefix `not-` to negate any deterministic check."""
+    value: Any = None
+    """What the check compares against: a substring, a pattern, a list, a schema, a number of ms."""
+    weight: float = Field(default=1.0, ge=0)
+    """Relative weight of this check in the trial score."""
+    options: AssertionOptions = Field(default_factory=AssertionOptions)
+    """Matching options."""
+    name: str | None = None
+    """A display name; defaults to the type and value."""
+
+    @model_validator(mode="after")
+    def _known_check(self, info: ValidationInfo) -> AssertionSpec:
+        catalog = info.context.get("checks") if isinstance(info.context, Mapping) else None
+        if catalog is not None:
+            catalog.validate_assertion(self)
+        return self
+
+    def display_name(self) -> str:
+        """The name shown in reports: `name`, else `type: value` shortened."""
+        if self.name:
+            return self.name
+        if self.value is None:
+            return self.type
+        text = self.value if isinstance(self.value, str) else repr(self.value)
+        return f"{self.type}: {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+class TurnSpec(_Strict):
+    """One user message and the checks on the agent's reply to it."""
+
+    content: str
+    """The user message to send."""
+    assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
+    """Checks on the reply; a turn without any is sent but not graded."""
+
+
+class ScoringSpec(_Strict):
+    """Pass thresholds."""
+
+    pass_threshold: float = Field(default=0.8, ge=0, le=1)
+    """Minimum trial score (0..1) for a trial to pass."""
+    min_pass_rate: float = Field(default=0.8, ge=0, le=1)
+    """Minimum fraction of passing trials for the case to pass."""
+
+
+class _CaseFields(_Strict):
+    name: str | None = None
+    description: str | None = None
+    trials: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    tags: list[str] = Field(default_factory=list)
+    rubric: str | None = None
+    scoring: ScoringSpec | None = None
+
+
+class CaseSpec(_CaseFields):
+    """One case inside a multi-case file's `cases:` list."""
+
+    name: str  # type: ignore[assignment]  # required here, optional at file level
+    """Case name, unique within the file (used in reports and `--case`)."""
+    turns: list[TurnSpec] = Field(min_length=1)
+    """The conversation: user messages in order."""
+
+
+class SuiteFileSpec(_CaseFields):
+    """A whole suite file: either one case (Lobu's layout, `turns:` at the top) or `cases:`."""
+
+    version: int | str | None = None
+    """Format version, accepted and recorded; Proctor reads Lobu files of any version."""
+    turns: list[TurnSpec] | None = Field(default=None, min_length=1)
+    """The single case's turns (Lobu layout)."""
+    cases: list[CaseSpec] | None = Field(default=None, min_length=1)
+    """Several cases; file-level fields are their defaults."""
+    target: TargetSpec | None = None
+    """The agent to evaluate; `--target` overrides it."""
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _target_string(cls, value: Any) -> Any:
+        return parse_target_string(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _turns_or_cases(self) -> SuiteFileSpec:
+        if self.turns is None and self.cases is None:
+            raise ValueError("a suite needs 'turns' (one case) or 'cases' (several); found neither")
+        if self.turns is not None and self.cases is not None:
+            raise ValueError("a suite has either 'turns' (one case) or 'cases', not both")
+        if self.turns is not None and not self.name:
+            raise ValueError("a single-case suite needs a 'name'")
+        if self.cases is not None:
+            seen: set[str] = set()
+            for case in self.cases:
+                if case.name in seen:
+                    raise ValueError(f"case name {case.name!r} is used twice; names must be unique")
+                seen.add(case.name)
+        return self

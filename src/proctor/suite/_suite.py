@@ -1,0 +1,73 @@
+"""Resolved suites and cases: what the runner works with after loading."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proctor.suite._model import ScoringSpec, TurnSpec
+from proctor.suite._targets import TargetSpec
+
+__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TRIALS", "Case", "Rubric", "Suite"]
+
+DEFAULT_TRIALS = 3
+"""Trials per case when neither the file nor the command line says (Lobu's default)."""
+DEFAULT_TIMEOUT = 120.0
+"""Per-turn timeout in seconds when neither the file nor the command line says (Lobu's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rubric:
+    """A rubric file graded by an LLM judge over the whole conversation."""
+
+    path: Path
+    """Where the rubric was read from."""
+    text: str
+    """The rubric's markdown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One eval: a conversation and its checks, with every default resolved."""
+
+    name: str
+    """Case name, unique within its file."""
+    file: Path
+    """The file the case came from."""
+    suite: str
+    """Name of the suite the case belongs to."""
+    turns: tuple[TurnSpec, ...]
+    """The scripted user messages with their checks."""
+    trials: int = DEFAULT_TRIALS
+    """How many independent trials to run."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Per-turn timeout in seconds."""
+    tags: tuple[str, ...] = ()
+    """Tags for filtering with `--tag`."""
+    scoring: ScoringSpec = field(default_factory=ScoringSpec)
+    """Pass thresholds."""
+    description: str | None = None
+    """What the case tests."""
+    rubric: Rubric | None = None
+    """A rubric over the whole conversation, blended 50/50 with the assertions."""
+    target: TargetSpec | None = None
+    """The target named in the file, if any."""
+
+    @property
+    def check_count(self) -> int:
+        """Number of checks declared on the case (the rubric counts as one)."""
+        return sum(len(turn.assert_) for turn in self.turns) + (1 if self.rubric else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """The cases of one suite file."""
+
+    name: str
+    """The file's `name`, or the file stem for multi-case files without one."""
+    path: Path
+    """The suite file."""
+    cases: tuple[Case, ...]
+    """Its cases, in file order."""
+    target: TargetSpec | None = None
+    """The file-level target, if any."""

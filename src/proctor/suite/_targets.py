@@ -1,0 +1,156 @@
+"""Target specifications: how a suite (or the command line) says which agent to talk to."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl
+
+__all__ = [
+    "HttpRequestSpec",
+    "HttpSessionSpec",
+    "HttpTargetSpec",
+    "LobuTargetSpec",
+    "OpenAITargetSpec",
+    "PythonTargetSpec",
+    "TargetSpec",
+    "parse_target_string",
+]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OpenAITargetSpec(_Spec):
+    """An OpenAI-compatible `/v1/chat/completions` endpoint; the whole history is sent each turn.
+
+    Example:
+        ```yaml
+        target: {type: openai, base_url: http://127.0.0.1:8000/v1, model: hr-assistant}
+        ```
+    """
+
+    type: Literal["openai"] = "openai"
+    base_url: HttpUrl
+    """Base URL up to and including `/v1` (a missing `/v1` is not added)."""
+    model: str | None = None
+    """The `model` sent in each request; `--model` overrides it."""
+    api_key_env: str | None = "OPENAI_API_KEY"
+    """Environment variable holding the bearer token; unset or empty means no Authorization header."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra request headers; `${VAR}` is replaced from the environment."""
+    system_prompt: str | None = None
+    """A system message put before the conversation."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Extra body fields for every request (e.g. `temperature`)."""
+
+
+class HttpRequestSpec(_Spec):
+    """One templated HTTP request. Strings are Jinja templates; `${VAR}` reads the environment."""
+
+    url: str
+    """Request URL template, e.g. `http://127.0.0.1:8000/sessions/{{ session_id }}/messages`."""
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    """HTTP method."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Header templates."""
+    body: Any = None
+    """JSON body template: every string inside is rendered; `None` sends no body."""
+
+
+class HttpSessionSpec(_Spec):
+    """Optional requests that open and close a session on the agent."""
+
+    open: HttpRequestSpec | None = None
+    """Request that creates a session."""
+    id_path: str = "$.session_id"
+    """JSONPath of the session id in the open request's reply."""
+    close: HttpRequestSpec | None = None
+    """Request that deletes the session after the trial."""
+
+
+class HttpTargetSpec(_Spec):
+    """Any REST agent, described by request templates and JSONPaths into the reply.
+
+    Template variables: `message`, `history` (list of `{role, content}`), `session_id`, `user`, `model`,
+    `turn` (0-based), `trial`, `case`, and `env` (the environment).
+    """
+
+    type: Literal["http"] = "http"
+    request: HttpRequestSpec
+    """The request that sends one user message."""
+    reply_path: str = "$.reply"
+    """JSONPath of the reply text."""
+    tool_calls_path: str | None = None
+    """JSONPath of the list of tool calls (`{name, arguments}` or OpenAI's `{function: {...}}`)."""
+    usage_path: str | None = None
+    """JSONPath of a usage object (`prompt_tokens`/`completion_tokens` or `input_tokens`/`output_tokens`)."""
+    trace_id_path: str | None = None
+    """JSONPath of a trace id."""
+    session: HttpSessionSpec | None = None
+    """Session open and close requests; without it every trial uses a fresh random `session_id`."""
+    user: str = "proctor"
+    """The `user` template variable."""
+
+
+class LobuTargetSpec(_Spec):
+    """A Lobu gateway: create an agent session, post messages, read the SSE stream, delete the session."""
+
+    type: Literal["lobu"] = "lobu"
+    gateway: str | None = None
+    """Gateway URL; default from `--gateway`, `LOBU_GATEWAY_URL`/`GATEWAY_URL` in `.env`, or
+    `http://localhost:8080`."""
+    agent: str | None = None
+    """Agent id; default from `--agent`, `.env` or the first agent in `lobu.toml`."""
+    token_env: str | None = None
+    """Environment variable holding a bearer token for the gateway."""
+
+
+class PythonTargetSpec(_Spec):
+    """A Python callable in this process: `module:function` (sync or async).
+
+    The callable receives the conversation so far as a list of `{role, content}` dicts and returns a
+    string, a dict `{"text", "tool_calls", "usage"}`, or an `AgentReply`.
+    """
+
+    type: Literal["python"] = "python"
+    callable: str = Field(pattern=r"^[\w.]+:[\w.]+$")
+    """`package.module:function`."""
+
+
+TargetSpec = Annotated[
+    OpenAITargetSpec | HttpTargetSpec | LobuTargetSpec | PythonTargetSpec,
+    Field(discriminator="type"),
+]
+"""Any target specification, chosen by its `type`."""
+
+
+def parse_target_string(value: str) -> dict[str, Any]:
+    """Turn a short target string into a target specification dict.
+
+    `http(s)://...` means an OpenAI-compatible server at that base URL; `python:mod:fn` a callable;
+    `lobu:URL` a Lobu gateway; `openai:URL` is explicit.
+
+    Args:
+        value: The string from `--target` or a suite's `target:`.
+
+    Returns:
+        A dict that validates as one of the target specifications.
+
+    Raises:
+        ValueError: The string is none of the forms above.
+    """
+    kind, _, rest = value.partition(":")
+    if kind in ("http", "https"):
+        return {"type": "openai", "base_url": value}
+    if kind == "openai" and rest:
+        return {"type": "openai", "base_url": rest}
+    if kind == "python" and rest:
+        return {"type": "python", "callable": rest}
+    if kind == "lobu":
+        return {"type": "lobu", "gateway": rest or None}
+    raise ValueError(
+        f"cannot read target {value!r}: expected a base URL (http://host:port/v1), "
+        "'python:module:function', 'lobu:URL' or a mapping with a 'type'"
+    )

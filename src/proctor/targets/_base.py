@@ -1,0 +1,73 @@
+"""The `Target` protocol: how Proctor talks to the agent under test.
+
+A target is built once per run from a `TargetSpec` (it may hold pooled connections); each trial opens
+its own `Session` (a fresh conversation on the agent), sends the user's messages in order and closes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from proctor.transcript import AgentReply
+
+__all__ = ["Session", "SessionContext", "Target", "TargetFactory"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What a target may know about the trial a session belongs to."""
+
+    case: str
+    """The case name."""
+    trial: int
+    """The 1-based trial number."""
+    model: str | None = None
+    """The `--model` under evaluation, if any (sent to the agent by targets that support it)."""
+    timeout: float = 120.0
+    """The per-turn timeout in seconds; targets use it for their own I/O timeouts."""
+    variables: dict[str, Any] = field(default_factory=dict)
+    """Extra template variables (e.g. a state backend's address), for targets that render templates."""
+
+
+@runtime_checkable
+class Session(Protocol):
+    """One conversation with the agent. Not shared between trials."""
+
+    async def send(self, message: str) -> AgentReply:
+        """Send one user message and return the agent's whole reply.
+
+        Raises:
+            proctor.errors.TargetError: The agent could not be reached or answered badly. Retryable
+                failures (connection errors, 5xx, 429) have already been retried by the target.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """End the conversation on the agent (best effort; must not raise on an agent error)."""
+        ...
+
+
+@runtime_checkable
+class Target(Protocol):
+    """The agent under test."""
+
+    name: str
+    """A short description for reports, e.g. `openai http://127.0.0.1:8000/v1`."""
+
+    async def open_session(self, context: SessionContext) -> Session:
+        """Open a fresh conversation for one trial.
+
+        Raises:
+            proctor.errors.TargetError: The session could not be created.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release pooled connections at the end of the run."""
+        ...
+
+
+TargetFactory = Callable[[Any], Target]
+"""Builds a target from its validated spec (one of `proctor.suite.TargetSpec`'s members)."""
