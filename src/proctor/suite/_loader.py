@@ -36,6 +36,13 @@ def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
     Raises:
         SuiteError: A path does not exist, or a directory holds no suite files.
     """
+    found, issues = _discover(paths)
+    if issues:
+        raise SuiteError(issues)
+    return found
+
+
+def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]]:
     found: list[Path] = []
     issues: list[SuiteIssue] = []
     for raw in paths:
@@ -55,9 +62,7 @@ def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
             found.append(path)
         else:
             issues.append(SuiteIssue(str(path), None, None, "", "no such file or directory"))
-    if issues:
-        raise SuiteError(issues)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found)), issues
 
 
 def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None) -> list[Suite]:
@@ -71,8 +76,8 @@ def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None)
         SuiteError: With every problem of every file.
     """
     suites: list[Suite] = []
-    issues: list[SuiteIssue] = []
-    for path in discover_suite_files(paths):
+    files, issues = _discover(paths)
+    for path in files:
         try:
             suites.append(load_suite_file(path, checks))
         except SuiteError as exc:
@@ -102,7 +107,10 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
     if not isinstance(document, Mapping):
-        found = "an empty file" if document is None else f"a {type(document).__name__}"
+        kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+        found = "an empty file" if document is None else next(
+            (label for kind, label in kinds.items() if isinstance(document, kind)), "a scalar"
+        )
         raise SuiteError([SuiteIssue(name, 1, 1, "", f"expected a mapping of suite fields, found {found}")])
     positions: dict[Loc, tuple[int, int]] = {}
     key_positions: dict[Loc, tuple[int, int]] = {}
@@ -281,9 +289,9 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
     def rubric(value: str | None, loc: Loc) -> Rubric | None:
         if value is None:
             return None
-        rubric_path = (path.parent / value).resolve()
+        rubric_path = path.parent / value
         try:
-            return Rubric(rubric_path, rubric_path.read_text(encoding="utf-8"))
+            return Rubric(rubric_path.resolve(), rubric_path.read_text(encoding="utf-8"))
         except OSError:
             line, col = positions.get(loc, (None, None))
             issues.append(

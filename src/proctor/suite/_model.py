@@ -39,9 +39,18 @@ class CheckCatalog(Protocol):
     the key `"checks"` so that the suite layer never imports the checks layer.
     """
 
-    def validate_assertion(self, assertion: AssertionSpec) -> None:
-        """Raise `ValueError` (with the valid choices) when the assertion's type or value is wrong."""
+    def check_type(self, name: str) -> None:
+        """Raise `ValueError` naming the valid choices (and the closest one) when `name` is unknown."""
         ...
+
+    def check_value(self, name: str, value: Any) -> Any:
+        """Return `value` validated (and normalised) for check type `name`, or raise `ValueError`."""
+        ...
+
+
+def _catalog(info: ValidationInfo) -> CheckCatalog | None:
+    context = info.context
+    return context.get("checks") if isinstance(context, Mapping) else None
 
 
 class _Strict(BaseModel):
@@ -60,7 +69,7 @@ class AssertionSpec(_Strict):
 
     type: str
     """The check type (`proctor list --checks`); prefix `not-` to negate any deterministic check."""
-    value: Any = None
+    value: Any = Field(default=None, validate_default=True)
     """What the check compares against: a substring, a pattern, a list, a schema, a number of ms."""
     weight: float = Field(default=1.0, ge=0)
     """Relative weight of this check in the trial score."""
@@ -69,12 +78,21 @@ class AssertionSpec(_Strict):
     name: str | None = None
     """A display name; defaults to the type and value."""
 
-    @model_validator(mode="after")
-    def _known_check(self, info: ValidationInfo) -> AssertionSpec:
-        catalog = info.context.get("checks") if isinstance(info.context, Mapping) else None
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str, info: ValidationInfo) -> str:
+        catalog = _catalog(info)
         if catalog is not None:
-            catalog.validate_assertion(self)
-        return self
+            catalog.check_type(value)
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _valid_value(cls, value: Any, info: ValidationInfo) -> Any:
+        catalog = _catalog(info)
+        if catalog is not None and "type" in info.data:  # absent when the type itself was invalid
+            return catalog.check_value(info.data["type"], value)
+        return value
 
     def display_name(self) -> str:
         """The name shown in reports: `name`, else `type: value` shortened."""

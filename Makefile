@@ -1,0 +1,50 @@
+# Two commands for a new machine:  `make demo`  and  `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint typecheck pytest install-dev install-demo system-deps bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# Re-install when pyproject.toml changes.
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[serve]'
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.demo-installed
+
+install-demo: $(VENV)/.demo-installed
+install-dev: $(VENV)/.dev-installed
+
+## Start the bundled example agent, run the example suites against it, print the results, stop it.
+demo: install-demo
+	@PATH="$(abspath $(BIN)):$$PATH" bash scripts/demo.sh
+
+## Debian packages the tests need (none yet beyond Python; kept as the one place to add them).
+system-deps:
+	@bash scripts/system-deps.sh
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install-dev
+	$(BIN)/mypy
+
+pytest: install-dev
+	$(BIN)/pytest
+
+## Everything CI runs: lint, strict type check, tests.
+test: system-deps install-dev lint typecheck pytest
+
+bench: install-dev
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,211 @@
+"""The check registry: every check type by name, with its value schema and implementation.
+
+Built-in checks register here exactly as a plugin does (`register_check`); third-party packages add
+theirs through the `proctor.checks` entry-point group. The suite JSON Schema, `proctor list --checks`
+and load-time validation are all derived from this one registry.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Literal
+
+from pydantic import TypeAdapter, ValidationError
+
+from proctor.checks._result import CheckResult
+from proctor.suite import AssertionSpec, Rubric
+from proctor.transcript import AgentReply, Message
+
+__all__ = [
+    "NEGATION_PREFIX",
+    "CheckContext",
+    "CheckFunction",
+    "CheckRegistry",
+    "CheckType",
+    "Outcome",
+    "register_check",
+    "registry",
+]
+
+NEGATION_PREFIX = "not-"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    """Everything a check may look at."""
+
+    reply: AgentReply | None
+    """The reply being checked; `None` for checks over the whole conversation."""
+    turn: int | None
+    """0-based turn index, or `None` for conversation checks."""
+    transcript: list[Message]
+    """The conversation so far (for a turn check: up to and including this reply)."""
+    case: str
+    """The case name."""
+    rubric: Rubric | None = None
+    """The case's rubric file, for the `rubric` check."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a deterministic check observed; the registry turns it into a `CheckResult`.
+
+    The reason reads `expected reply {expectation}; {observation}` (with `not` for negated checks),
+    so `observation` must state a fact that is true whichever way the check went.
+    """
+
+    ok: bool
+    """Whether the condition holds."""
+    expectation: str
+    """The condition, phrased to follow "expected reply", e.g. "to contain 'Acme'"."""
+    observation: str
+    """What was found, e.g. "found 'Acme' at offset 12"."""
+    score: float | None = None
+    """A partial score in 0..1; defaults to 1 or 0 from `ok`."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Extra data for the result."""
+
+
+CheckFunction = Callable[[AssertionSpec, CheckContext], "Outcome | CheckResult | Awaitable[CheckResult]"]
+"""A check implementation: sync returning an `Outcome` (deterministic checks) or a `CheckResult`, or
+async returning a `CheckResult` (checks that call a model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckType:
+    """A registered check type."""
+
+    name: str
+    """The YAML `type`, kebab-case."""
+    family: str
+    """The family module it belongs to (`text`, `format`, `timing`, `judges`, ...)."""
+    description: str
+    """One line for `proctor list --checks` and the JSON Schema."""
+    function: CheckFunction
+    """The implementation."""
+    value: TypeAdapter[Any] | None = None
+    """Validates the assertion's `value`; `None` means the check takes no value."""
+    value_required: bool = True
+    """Whether `value` must be given (only when `value` is not `None`)."""
+    negatable: bool = True
+    """Whether a `not-` form exists."""
+    needs_model: bool = False
+    """Whether the check calls an LLM (judge)."""
+    scope: Literal["turn", "conversation"] = "turn"
+    """Whether it checks one reply or the whole conversation."""
+
+
+class CheckRegistry:
+    """Check types by name. Implements `proctor.suite.CheckCatalog` for load-time validation."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, CheckType] = {}
+        self._plugins_loaded = False
+
+    def register(self, check: CheckType) -> CheckType:
+        """Add a check type.
+
+        Raises:
+            ValueError: The name is taken or starts with `not-`.
+        """
+        if check.name in self._types:
+            raise ValueError(f"check type {check.name!r} is already registered")
+        if check.name.startswith(NEGATION_PREFIX):
+            raise ValueError(f"check type names may not start with {NEGATION_PREFIX!r}: {check.name!r}")
+        self._types[check.name] = check
+        return check
+
+    def __iter__(self) -> Iterator[CheckType]:
+        self._load_plugins()
+        return iter(sorted(self._types.values(), key=lambda c: (c.family, c.name)))
+
+    def names(self) -> list[str]:
+        """Every valid `type`, `not-` forms included, sorted."""
+        names = []
+        for check in self:
+            if check.scope != "turn":
+                continue
+            names.append(check.name)
+            if check.negatable:
+                names.append(NEGATION_PREFIX + check.name)
+        return sorted(names)
+
+    def resolve(self, name: str) -> tuple[CheckType, bool]:
+        """Return the check type for `name` and whether it is negated.
+
+        Raises:
+            ValueError: Unknown name; the message lists the valid choices and the closest one.
+        """
+        check = self._types.get(name)
+        if check is not None:
+            return check, False
+        if name.startswith(NEGATION_PREFIX):
+            base = self._types.get(name[len(NEGATION_PREFIX) :])
+            if base is not None and base.negatable:
+                return base, True
+        self._load_plugins()
+        if name in self._types:
+            return self._types[name], False
+        valid = self.names()
+        close = difflib.get_close_matches(name, valid, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "."
+        raise ValueError(f"unknown check type {name!r}{hint} Valid types: {', '.join(valid)}")
+
+    # CheckCatalog
+    def check_type(self, name: str) -> None:
+        """Raise `ValueError` when `name` is not a valid assertion type."""
+        check, _ = self.resolve(name)
+        if check.scope != "turn":
+            raise ValueError(
+                f"{name!r} checks the whole conversation and is set by the case's '{name}:' field, "
+                "not as a turn assertion"
+            )
+
+    def check_value(self, name: str, value: Any) -> Any:
+        """Validate an assertion's value for check type `name`."""
+        check, _ = self.resolve(name)
+        if check.value is None:
+            if value is not None:
+                raise ValueError(f"check type {name!r} takes no value; found {value!r}")
+            return None
+        if value is None:
+            if check.value_required:
+                raise ValueError(f"check type {name!r} needs a value: {check.description}")
+            return None
+        try:
+            return check.value.validate_python(value)
+        except ValidationError as exc:
+            problems = "; ".join(err["msg"].removeprefix("Value error, ") for err in exc.errors())
+            raise ValueError(f"bad value for check type {name!r}: {problems}; found {value!r}") from None
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        for entry in entry_points(group="proctor.checks"):
+            loaded = entry.load()
+            for check in loaded if isinstance(loaded, list | tuple) else [loaded]:
+                if isinstance(check, CheckType) and check.name not in self._types:
+                    self.register(check)
+
+
+registry = CheckRegistry()
+"""The process-wide registry the loader and runner use."""
+
+
+def register_check(check: CheckType) -> CheckType:
+    """Register a check type in the process-wide registry (what built-ins and plugins both do).
+
+    Example:
+        ```python
+        def _no_apology(spec, context):
+            text = context.reply.text.lower()
+            return Outcome("sorry" not in text, "not to apologise", f"reply: {text[:40]!r}")
+
+        register_check(CheckType("no-apology", "custom", "Reply does not apologise.", _no_apology))
+        ```
+    """
+    return registry.register(check)

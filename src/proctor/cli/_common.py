@@ -1,0 +1,52 @@
+"""Helpers shared by commands: `.env` loading, user-error printing, suite loading."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn, TypeVar
+
+import typer
+
+from proctor.errors import ProctorError
+
+__all__ = ["fail", "guard", "load_dotenv_upwards", "load_suites_or_exit"]
+
+T = TypeVar("T")
+
+
+def load_dotenv_upwards() -> None:
+    """Read the nearest `.env` from the current directory upwards; the environment wins over it."""
+    from dotenv import find_dotenv, load_dotenv
+
+    path = find_dotenv(usecwd=True)
+    if path:
+        load_dotenv(path, override=False)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a user error (no traceback) to stderr and exit."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def guard(action: Callable[[], T]) -> T:
+    """Run `action`, turning a `ProctorError` into a clean message and its exit code."""
+    try:
+        return action()
+    except ProctorError as exc:
+        fail(str(exc), exc.exit_code)
+
+
+def load_suites_or_exit(paths: Sequence[Path]) -> list[object]:
+    """Load suites with check validation; exit 2 with every problem on a bad file."""
+    from proctor.checks import registry
+    from proctor.suite import load_suites
+
+    return list(guard(lambda: load_suites(paths or [Path(".")], registry)))
+
+
+def is_terminal() -> bool:
+    """Whether stdout is an interactive terminal."""
+    return sys.stdout.isatty()

@@ -1,0 +1,213 @@
+"""Console output for `proctor run`: progress, the results table, the CI summary and the exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from proctor.results import TrialResult
+from proctor.suite import Case
+
+__all__ = ["Observer", "exit_code", "print_results", "summary_json"]
+
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim"}
+EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 3, 130
+TARGET_ERRORS = {
+    "TargetUnreachable",
+    "TargetTimeout",
+    "TargetHTTPError",
+    "TargetProtocolError",
+    "TargetError",
+}
+
+
+class Observer:
+    """Progress: a Rich bar on a terminal, one plain line per finished trial otherwise."""
+
+    def __init__(self, *, verbose: bool, live: bool) -> None:
+        self.verbose = verbose
+        self.console = Console(highlight=False, soft_wrap=True)
+        self.progress: Progress | None = None
+        self.task: Any = None
+        self.live = live
+        self.done = 0
+        self.total = 0
+
+    def started(self, total: int, skipped: int) -> None:
+        """Start the bar (or print the plan)."""
+        self.total = total
+        kept = f" ({skipped} kept from the resumed run)" if skipped else ""
+        if self.live:
+            self.progress = Progress(
+                TextColumn("[bold]running"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("trials"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task("run", total=total)
+            if kept:
+                self.console.print(f"running {total} trials{kept}")
+        else:
+            self.console.print(f"running {total} trials{kept}")
+
+    def trial_finished(self, case: Case, trial: TrialResult) -> None:
+        """Advance the bar; print the trial's line when not on a terminal or when verbose."""
+        self.done += 1
+        if self.progress is not None:
+            self.progress.advance(self.task)
+        if not self.live or self.verbose:
+            score = "-" if trial.score is None else f"{trial.score:.2f}"
+            style = STATUS_STYLE.get(trial.status, "")
+            self.console.print(
+                f"[{self.done}/{self.total}] {case.name} trial {trial.trial}: "
+                f"[{style}]{trial.status}[/{style}] score {score} ({trial.duration_ms:.0f} ms)"
+                + (f" - {trial.error}" if trial.error else "")
+            )
+        if self.verbose:
+            for check in trial.checks:
+                style = STATUS_STYLE.get(check.status, "")
+                self.console.print(f"    [{style}]{check.status:7}[/{style}] {check.name}: {check.reason}")
+
+    def close(self) -> None:
+        """Stop the bar."""
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _fmt(value: float | None, spec: str = ".2f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_results(data: dict[str, Any], path: Path | None, output: Path | None, *, verbose: bool) -> None:
+    """Print the results table, the reasons of failed and errored cases, and where results went."""
+    console = Console(highlight=False, soft_wrap=True)
+    table = Table(title=f"Results: {data['run_id']}", title_justify="left")
+    for column, justify in [
+        ("case", "left"),
+        ("status", "left"),
+        ("pass rate", "right"),
+        ("pass^k", "right"),
+        ("avg score", "right"),
+        ("trials P/F/E", "right"),
+        ("p50 ms", "right"),
+        ("p95 ms", "right"),
+        ("tokens", "right"),
+    ]:
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for case in data["cases"]:
+        counts = case["trial_counts"]
+        style = STATUS_STYLE.get(case["status"], "")
+        table.add_row(
+            case["name"],
+            f"[{style}]{case['status']}[/{style}]",
+            _fmt(case["pass_rate"] and case["pass_rate"] * 100, ".0f")
+            + ("%" if case["pass_rate"] is not None else ""),
+            _fmt(case["pass_k"]),
+            _fmt(case["avg_score"]),
+            f"{counts['passed']}/{counts['failed']}/{counts['error']}",
+            _fmt(case["latency_ms"]["p50"], ".0f"),
+            _fmt(case["latency_ms"]["p95"], ".0f"),
+            str(case["tokens"]["total"]),
+        )
+    console.print(table)
+    for case in data["cases"]:
+        if case["status"] == "passed" and not verbose:
+            continue
+        notes = _case_notes(case)
+        if notes:
+            style = STATUS_STYLE.get(case["status"], "")
+            console.print(f"[{style}]{case['status']}[/{style}] [bold]{case['name']}[/bold] ({case['file']})")
+            for note in notes:
+                console.print(f"  {note}")
+    summary = data["summary"]
+    trials = summary["trials"]
+    line = (
+        f"{summary['cases']} cases: [green]{summary['passed']} passed[/green], "
+        f"[red]{summary['failed']} failed[/red], [yellow]{summary['errored']} errored[/yellow]; "
+        f"{trials['run']} trials ({trials['passed']} passed, {trials['failed']} failed, "
+        f"{trials['errored']} errored)"
+    )
+    if summary["retries"]:
+        line += f"; {summary['retries']} agent calls retried"
+    if data["status"] != "complete":
+        line += f" [yellow]- run {data['status']}[/yellow]"
+    console.print(line)
+    if path is not None:
+        console.print(f"results: {path}")
+    if output is not None:
+        console.print(f"output: {output}")
+
+
+def _case_notes(case: dict[str, Any]) -> list[str]:
+    notes: list[str] = []
+    seen: set[str] = set()
+    for trial in case["trials"]:
+        if trial["error"]:
+            note = f"trial {trial['trial']} error: {trial['error']}"
+            if note not in seen:
+                notes.append(note)
+                seen.add(note)
+        for check in trial["checks"]:
+            if check["status"] in ("failed", "error"):
+                note = f"[{check['status']}] turn {_turn(check['turn'])} {check['name']}: {check['reason']}"
+                if note not in seen:
+                    notes.append(note)
+                    seen.add(note)
+        for warning in trial["warnings"]:
+            note = f"warning: {warning}"
+            if note not in seen:
+                notes.append(note)
+                seen.add(note)
+    skipped = {c["reason"] for t in case["trials"] for c in t["checks"] if c["status"] == "skipped"}
+    notes.extend(f"[skipped] {reason}" for reason in sorted(skipped))
+    return notes[:12]
+
+
+def _turn(index: int | None) -> str:
+    return "-" if index is None else str(index + 1)
+
+
+def summary_json(data: dict[str, Any], path: Path | None) -> dict[str, Any]:
+    """The `--ci` JSON: the run summary, each case's outcome, and where the results file is."""
+    return {
+        "version": data["version"],
+        "run_id": data["run_id"],
+        "status": data["status"],
+        "model": data["model"],
+        "target": data["target"],
+        "results_file": None if path is None else str(path),
+        "exit_code": exit_code(data),
+        "summary": data["summary"],
+        "cases": [
+            {
+                "name": c["name"],
+                "file": c["file"],
+                "status": c["status"],
+                "pass_rate": c["pass_rate"],
+                "pass_k": c["pass_k"],
+                "avg_score": c["avg_score"],
+                "trial_counts": c["trial_counts"],
+            }
+            for c in data["cases"]
+        ],
+    }
+
+
+def exit_code(data: dict[str, Any]) -> int:
+    """The exit code the results call for (always computed from the written data)."""
+    if data["status"] == "interrupted":
+        return EXIT_INTERRUPTED
+    trials = [t for c in data["cases"] for t in c["trials"]]
+    if trials and all(t["status"] == "error" and t.get("error_type") in TARGET_ERRORS for t in trials):
+        return EXIT_UNREACHABLE
+    summary = data["summary"]
+    return EXIT_PASSED if summary["passed"] == summary["cases"] else EXIT_FAILED

@@ -1,0 +1,155 @@
+"""`proctor run`: run suites against an agent, print the results table, exit with a CI-usable code.
+
+Exit codes: 0 every case passed; 1 a case failed or errored; 2 bad input or usage; 3 the run could not
+complete (every trial failed to reach the target); 130 interrupted (results written).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from proctor.cli._common import fail, guard, is_terminal, load_suites_or_exit
+from proctor.cli._console import Observer, exit_code, print_results, summary_json
+
+__all__ = ["run_command"]
+
+
+def _target_override(target: str | None, gateway: str | None, agent: str | None) -> dict[str, Any] | None:
+    from proctor.suite import parse_target_string
+
+    spec: dict[str, Any] | None = None
+    if target is not None:
+        try:
+            spec = parse_target_string(target)
+        except ValueError as exc:
+            fail(f"--target: {exc}")
+    if gateway is not None or agent is not None:
+        if spec is None:
+            spec = {"type": "lobu"}
+        if spec["type"] != "lobu":
+            fail("--gateway and --agent apply to the lobu target; --target names another kind")
+        if gateway is not None:
+            spec["gateway"] = gateway
+        if agent is not None:
+            spec["agent"] = agent
+    return spec
+
+
+def run_command(
+    paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
+    case: list[str] = typer.Option(
+        [], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."
+    ),
+    target: str | None = typer.Option(
+        None,
+        "--target",
+        envvar="PROCTOR_TARGET",
+        help="Agent to evaluate: base URL of an OpenAI-compatible server, python:mod:fn, or lobu:URL. "
+        "Overrides the suites' target.",
+    ),
+    model: str | None = typer.Option(
+        None, "--model", "-m", envvar="PROCTOR_MODEL", help="Model sent to the agent; names the run."
+    ),
+    trials: int | None = typer.Option(
+        None, "--trials", envvar="PROCTOR_TRIALS", min=1, help="Trials per case (overrides the suites)."
+    ),
+    tag: list[str] = typer.Option([], "--tag", "-t", envvar="PROCTOR_TAG", help="Only cases with this tag."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", envvar="PROCTOR_CONCURRENCY", min=1, help="Trials in flight."
+    ),
+    max_connections: int = typer.Option(
+        16, "--max-connections", envvar="PROCTOR_MAX_CONNECTIONS", min=1, help="Connections per target."
+    ),
+    timeout: float | None = typer.Option(
+        None, "--timeout", envvar="PROCTOR_TIMEOUT", min=0.001, help="Per-turn timeout in seconds."
+    ),
+    ci: bool = typer.Option(
+        False, "--ci", envvar="PROCTOR_CI", help="Print only the JSON summary to stdout."
+    ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        envvar="PROCTOR_OUTPUT",
+        help="Also write results here (.json, or .xml for JUnit).",
+    ),
+    list_only: bool = typer.Option(False, "--list", help="List the cases that would run, and exit."),
+    resume: str | None = typer.Option(
+        None,
+        "--resume",
+        envvar="PROCTOR_RESUME",
+        help="Run id or results file: run only missing or errored trials.",
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", envvar="PROCTOR_SEED", help="Seed for reproducible randomness."
+    ),
+    results_dir: Path | None = typer.Option(
+        None,
+        "--results-dir",
+        envvar="PROCTOR_RESULTS_DIR",
+        help="Where results go (default: <suite dir>/.results).",
+    ),
+    gateway: str | None = typer.Option(
+        None, "--gateway", "-g", envvar="PROCTOR_GATEWAY", help="Lobu gateway URL."
+    ),
+    agent: str | None = typer.Option(None, "--agent", "-a", envvar="PROCTOR_AGENT", help="Lobu agent id."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+) -> None:
+    """Run suites against an agent and report what it said and did."""
+    from proctor.runner import RunOptions, filter_cases, run_sync
+
+    suites: Any = load_suites_or_exit(paths or [])
+    cases = guard(lambda: filter_cases(suites, case, tag))
+    if list_only:
+        from proctor.cli._list import print_cases
+
+        print_cases(suites, tag)
+        return
+    if not cases:
+        fail("no case matches the given --case/--tag filters")
+    first = (paths or [Path(".")])[0]
+    default_dir = (first if first.is_dir() else first.parent) / ".results"
+    options = guard(
+        lambda: RunOptions(
+            target=_target_override(target, gateway, agent),
+            model=model,
+            trials=trials,
+            timeout=timeout,
+            concurrency=concurrency,
+            max_connections=max_connections,
+            seed=seed,
+            results_dir=results_dir or (None if resume else default_dir),
+            resume=Path(resume) if resume else None,
+        )
+    )
+    if options.resume is not None and options.results_dir is None and not options.resume.exists():
+        options = guard(lambda: _with_dir(options, default_dir))
+    observer = None if ci or quiet else Observer(verbose=verbose, live=is_terminal())
+    try:
+        outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer))
+    finally:
+        if observer is not None:
+            observer.close()
+    data = outcome.data
+    if output is not None:
+        from proctor.results import write_output
+
+        write_output(output, data)
+    if ci:
+        typer.echo(json.dumps(summary_json(data, outcome.path), indent=2))
+    else:
+        print_results(data, outcome.path, output, verbose=verbose)
+    raise typer.Exit(exit_code(data))
+
+
+def _with_dir(options: Any, directory: Path) -> Any:
+    from dataclasses import replace
+
+    return replace(options, results_dir=directory)

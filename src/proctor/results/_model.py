@@ -1,0 +1,230 @@
+"""Result data: trials, cases and runs, and their versioned JSON form.
+
+The JSON form is the interchange format (`.results/*.json`, `--output`, `--ci`). Changing the meaning
+or name of a field requires bumping `RESULTS_VERSION`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.checks import CheckResult
+from proctor.scoring import case_outcome, percentile
+from proctor.transcript import Message, ToolCall, Usage
+
+__all__ = ["RESULTS_VERSION", "CaseResult", "RunResult", "TrialResult"]
+
+RESULTS_VERSION = 1
+"""Version of the results JSON format."""
+
+
+@dataclass(slots=True)
+class TrialResult:
+    """One run of a case."""
+
+    case_key: str
+    """`<file>::<case name>`: identifies the case across runs (for `--resume`)."""
+    trial: int
+    """1-based trial number."""
+    status: str
+    """`passed`, `failed` or `error`."""
+    score: float | None
+    """0..1, or `None` when nothing was scored."""
+    turns: list[Message] = field(default_factory=list)
+    """The transcript: user and assistant messages with latencies and tool calls."""
+    checks: list[CheckResult] = field(default_factory=list)
+    """Every check result, in turn order, the rubric last."""
+    error: str | None = None
+    """Why the conversation could not complete (target error, timeout)."""
+    warnings: list[str] = field(default_factory=list)
+    """Things a reader should know."""
+    retries: int = 0
+    """Agent calls re-sent after retryable failures."""
+    duration_ms: float = 0.0
+    """Wall time of the whole trial."""
+    usage: Usage = field(default_factory=Usage)
+    """Agent tokens summed over the turns."""
+    trace_ids: list[str] = field(default_factory=list)
+    """Trace ids the agent returned, one per turn that had one."""
+    error_type: str | None = None
+    """The error's class when the conversation failed, e.g. `TargetUnreachable` or `TargetTimeout`."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the trial passed."""
+        return self.status == "passed"
+
+    def latencies(self) -> list[float]:
+        """Latency of each assistant reply, in ms."""
+        return [m.latency_ms for m in self.turns if m.role == "assistant" and m.latency_ms is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form."""
+        return {
+            "trial": self.trial,
+            "status": self.status,
+            "passed": self.passed,
+            "score": None if self.score is None else round(self.score, 6),
+            "error": self.error,
+            "error_type": self.error_type,
+            "warnings": self.warnings,
+            "retries": self.retries,
+            "duration_ms": round(self.duration_ms, 3),
+            "tokens": self.usage.to_dict(),
+            "trace_ids": self.trace_ids,
+            "turns": [m.to_dict() for m in self.turns],
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+    @classmethod
+    def from_dict(cls, case_key: str, data: dict[str, Any]) -> TrialResult:
+        """Rebuild a trial from its JSON form."""
+        tokens = data.get("tokens") or {}
+        return cls(
+            case_key=case_key,
+            trial=data["trial"],
+            status=data["status"],
+            score=data.get("score"),
+            turns=[
+                Message(
+                    role=m["role"],
+                    content=m["content"],
+                    latency_ms=m.get("latency_ms"),
+                    tool_calls=[
+                        ToolCall(t["name"], t.get("arguments") or {}, t.get("id"), t.get("result"))
+                        for t in m.get("tool_calls") or []
+                    ],
+                )
+                for m in data.get("turns") or []
+            ],
+            checks=[CheckResult.from_dict(c) for c in data.get("checks") or []],
+            error=data.get("error"),
+            warnings=list(data.get("warnings") or []),
+            retries=data.get("retries", 0),
+            duration_ms=data.get("duration_ms", 0.0),
+            usage=Usage(tokens.get("prompt", 0), tokens.get("completion", 0)),
+            trace_ids=list(data.get("trace_ids") or []),
+            error_type=data.get("error_type"),
+        )
+
+
+@dataclass(slots=True)
+class CaseResult:
+    """A case with all its trials."""
+
+    name: str
+    """Case name."""
+    suite: str
+    """Suite name."""
+    file: str
+    """Suite file path."""
+    tags: list[str]
+    """Case tags."""
+    min_pass_rate: float
+    """Pass rate the case needs."""
+    trials: list[TrialResult]
+    """Its trials, by trial number."""
+    description: str | None = None
+    """What the case tests."""
+
+    @property
+    def key(self) -> str:
+        """`<file>::<name>`."""
+        return f"{self.file}::{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form, with the case's aggregates."""
+        trials = sorted(self.trials, key=lambda t: t.trial)
+        outcome = case_outcome([t.status for t in trials], min_pass_rate=self.min_pass_rate)
+        scores = [t.score for t in trials if t.score is not None and t.status != "error"]
+        latencies = [lat for t in trials for lat in t.latencies()]
+        usage = sum((t.usage for t in trials), Usage())
+        p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+        return {
+            "name": self.name,
+            "suite": self.suite,
+            "file": self.file,
+            "description": self.description,
+            "tags": self.tags,
+            "status": outcome.status,
+            "passed": outcome.status == "passed",
+            "pass_rate": _round(outcome.pass_rate),
+            "pass_k": _round(outcome.pass_k),
+            "min_pass_rate": self.min_pass_rate,
+            "avg_score": _round(sum(scores) / len(scores)) if scores else None,
+            "trial_counts": {
+                status: sum(1 for t in trials if t.status == status)
+                for status in ("passed", "failed", "error")
+            },
+            "latency_ms": {"p50": _round(p50, 3), "p95": _round(p95, 3)},
+            "tokens": usage.to_dict(),
+            "retries": sum(t.retries for t in trials),
+            "trials": [t.to_dict() for t in trials],
+        }
+
+
+def _round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+@dataclass(slots=True)
+class RunResult:
+    """A whole run."""
+
+    run_id: str
+    """`<model-slug>_<UTC timestamp>`."""
+    started_at: str
+    """ISO 8601 UTC."""
+    model: str | None
+    """The `--model` evaluated."""
+    target: str
+    """Description of the target(s)."""
+    cases: list[CaseResult]
+    """Every planned case, in plan order."""
+    finished_at: str | None = None
+    """ISO 8601 UTC; `None` while running."""
+    status: str = "complete"
+    """`complete`, `interrupted` (Ctrl-C) or `aborted` (the run could not complete)."""
+    seed: int | None = None
+    """The `--seed`, if given."""
+    planned_trials: int = 0
+    """Trials the run planned (finished ones are in the cases)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the versioned JSON form."""
+        cases = [c.to_dict() for c in self.cases]
+        count = len(cases)
+        passed = sum(1 for c in cases if c["status"] == "passed")
+        failed = sum(1 for c in cases if c["status"] == "failed")
+        errored = count - passed - failed
+        trials = [t for c in cases for t in c["trials"]]
+        return {
+            "version": RESULTS_VERSION,
+            "run_id": self.run_id,
+            "status": self.status,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "model": self.model,
+            "target": self.target,
+            "seed": self.seed,
+            "summary": {
+                "cases": count,
+                "passed": passed,
+                "failed": failed,
+                "errored": errored,
+                "pass_rate": round(passed / count, 6) if count else None,
+                "trials": {
+                    "planned": self.planned_trials,
+                    "run": len(trials),
+                    "passed": sum(1 for t in trials if t["status"] == "passed"),
+                    "failed": sum(1 for t in trials if t["status"] == "failed"),
+                    "errored": sum(1 for t in trials if t["status"] == "error"),
+                },
+                "tokens": sum(
+                    (Usage(c["tokens"]["prompt"], c["tokens"]["completion"]) for c in cases), Usage()
+                ).to_dict(),
+                "retries": sum(c["retries"] for c in cases),
+            },
+            "cases": cases,
+        }

@@ -1,0 +1,62 @@
+"""Shared fixtures. Real network is banned: tests may only connect to loopback addresses."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _allowed(address: Any) -> bool:
+    if isinstance(address, str | bytes):  # AF_UNIX
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _allowed(address):
+        raise ConnectionRefusedError(f"tests may not reach the network: connect to {address!r} blocked")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+    if not _allowed(address):
+        raise ConnectionRefusedError(f"tests may not reach the network: connect to {address!r} blocked")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network() -> Iterator[None]:
+    """Block every connection that is not to loopback (no real model or agent calls in tests)."""
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    yield
+    socket.socket.connect = _real_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's PROCTOR_* and provider variables out of tests."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("PROCTOR_", "LOBU_")) or name in ("OPENAI_API_KEY", "GATEWAY_URL", "GATEWAY_PORT"):
+            monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,1 @@
+"""Helpers shared by tests: in-process agents for the python target."""

@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proctor.checks import registry
+from proctor.errors import SuiteError
+from proctor.suite import load_suite_file, load_suites
+
+LOBU_FILE = """\
+name: follows-instructions
+description: Agent follows formatting instructions without adding unrequested content
+trials: 3
+timeout: 60
+tags: [behavioral]
+rubric: follows-instructions.rubric.md
+
+scoring:
+  pass_threshold: 0.8
+
+turns:
+  - content: "List exactly 3 benefits of remote work. Use bullet points."
+    assert:
+      - type: regex
+        value: "^[\\\\s\\\\S]*[-•].*[-•].*[-•]"
+        weight: 0.5
+      - type: llm-rubric
+        value: "Lists exactly 3 benefits (not 2, not 4+), uses bullet points"
+        weight: 0.5
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_lobu_file_loads_as_is_with_lobu_defaults(tmp_path: Path) -> None:
+    write(tmp_path, "follows-instructions.rubric.md", "# Instruction Following\n- exact count\n")
+    suite = load_suite_file(write(tmp_path, "follows.yaml", LOBU_FILE), registry)
+    (case,) = suite.cases
+    assert case.name == "follows-instructions"
+    assert case.trials == 3 and case.timeout == 60
+    assert case.tags == ("behavioral",)
+    assert case.scoring.pass_threshold == 0.8 and case.scoring.min_pass_rate == 0.8
+    assert case.rubric is not None and "exact count" in case.rubric.text
+    regex, rubric = case.turns[0].assert_
+    assert (regex.type, regex.weight, rubric.type, rubric.weight) == ("regex", 0.5, "llm-rubric", 0.5)
+
+
+def test_minimal_lobu_file_gets_default_trials_and_timeout(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "ping.yaml",
+        "name: ping\nturns:\n  - content: hi\n    assert:\n      - type: contains\n        value: hello\n"
+        "        options: { case_insensitive: true }\n",
+    )
+    (case,) = load_suite_file(path, registry).cases
+    assert (case.trials, case.timeout) == (3, 120.0)
+    assert case.turns[0].assert_[0].options.case_insensitive is True
+
+
+def test_multi_case_file_inherits_file_defaults(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "multi.yml",
+        """\
+name: hr
+trials: 2
+tags: [hr]
+scoring: {pass_threshold: 0.5, min_pass_rate: 1.0}
+target: http://127.0.0.1:9/v1
+cases:
+  - name: one
+    turns: [{content: a}]
+  - name: two
+    trials: 5
+    tags: [extra]
+    scoring: {pass_threshold: 0.9}
+    turns: [{content: b}, {content: c}]
+""",
+    )
+    suite = load_suite_file(path, registry)
+    one, two = suite.cases
+    assert (one.trials, one.tags, one.scoring.pass_threshold, one.scoring.min_pass_rate) == (2, ("hr",), 0.5, 1.0)
+    assert (two.trials, two.tags, two.scoring.pass_threshold) == (5, ("hr", "extra"), 0.9)
+    assert suite.target is not None and suite.target.type == "openai"
+    assert str(suite.target.base_url) == "http://127.0.0.1:9/v1"
+
+
+def test_directory_search_skips_results(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", "name: a\nturns: [{content: x}]\n")
+    write(tmp_path, "sub/b.yml", "name: b\nturns: [{content: x}]\n")
+    write(tmp_path, ".results/old.yaml", "this: is not a suite\n")
+    write(tmp_path, "notes.md", "# not yaml")
+    names = [s.name for s in load_suites([tmp_path], registry)]
+    assert names == ["a", "b"]
+
+
+BAD_FILE = """\
+name: bad
+trials: 0
+scoring:
+  pass_treshold: 0.8
+turns:
+  - content: "hi"
+    assert:
+      - type: containz
+        value: "x"
+      - type: regex
+        value: "([a-z"
+      - type: contains-all
+        value: []
+      - type: is-json
+        value: 3
+      - type: contains
+  - content: "x"
+    asert: []
+target: {type: openai, base_urll: "x"}
+"""
+
+
+def test_every_error_of_a_file_is_reported_with_location(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshot: object
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "bad.yaml", BAD_FILE)
+    with pytest.raises(SuiteError) as info:
+        load_suites(["bad.yaml"], registry)
+    assert len(info.value.issues) == 10
+    assert str(info.value) == snapshot
+
+
+def test_errors_of_several_files_are_collected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshot: object) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "s/broken.yaml", "name: x\nturns: [content: a\n")
+    write(tmp_path, "s/list.yaml", "- a\n- b\n")
+    write(tmp_path, "s/empty.yaml", "")
+    write(tmp_path, "s/both.yaml", "name: x\nturns: [{content: a}]\ncases: [{name: y, turns: [{content: b}]}]\n")
+    write(tmp_path, "s/dupe.yaml", "name: x\nname: y\nturns: [{content: a}]\n")
+    write(tmp_path, "s/rubric.yaml", "name: x\nrubric: missing.md\nturns: [{content: a}]\n")
+    write(tmp_path, "s/target.yaml", "name: x\ntarget: {type: grpc}\nturns: [{content: a}]\n")
+    write(tmp_path, "s/dupcase.yaml", "cases: [{name: y, turns: [{content: b}]}, {name: y, turns: [{content: c}]}]\n")
+    write(tmp_path, "s/rubriccheck.yaml", "name: x\nturns: [{content: a, assert: [{type: rubric}]}]\n")
+    with pytest.raises(SuiteError) as info:
+        load_suites(["s", "nowhere"], registry)
+    assert str(info.value) == snapshot
+
+
+def test_unknown_field_suggestion_in_nested_target(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "t.yaml",
+        "name: x\ntarget:\n  type: http\n  request: {url: 'http://x', methd: POST}\nturns: [{content: a}]\n",
+    )
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(path, registry)
+    (issue,) = info.value.issues
+    assert (issue.line, issue.column, issue.field) == (4, 30, "target.request.methd")
+    assert "did you mean 'method'?" in issue.message
+    assert "Valid fields: body, headers, method, url" in issue.message
+
+
+def test_without_catalog_any_type_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.yaml", "name: x\nturns: [{content: a, assert: [{type: my-custom}]}]\n")
+    assert load_suite_file(path).cases[0].turns[0].assert_[0].type == "my-custom"

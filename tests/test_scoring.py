@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from proctor.checks import CheckResult
+from proctor.scoring import case_outcome, pass_hat_k, percentile, score_trial
+
+
+def result(status: str, score: float | None, weight: float = 1.0, kind: str = "contains") -> CheckResult:
+    return CheckResult("c", kind, status, score, weight)  # type: ignore[arg-type]
+
+
+def test_weights_are_honoured_across_turns() -> None:
+    checks = [result("passed", 1.0, 3.0), result("failed", 0.0, 1.0), result("passed", 1.0, 0.0)]
+    scored = score_trial(checks, pass_threshold=0.8)
+    assert scored.score == pytest.approx(0.75)
+    assert scored.status == "failed"
+    assert score_trial(checks, pass_threshold=0.75).status == "passed"
+
+
+def test_errors_and_skips_are_excluded_and_counted() -> None:
+    checks = [result("passed", 1.0), result("skipped", None, 5.0, "llm-rubric"), result("error", None, 5.0)]
+    scored = score_trial(checks, pass_threshold=0.8)
+    assert scored.score == 1.0
+    assert scored.status == "error"  # a trial with an error is error, not failed or passed
+    assert (scored.errored_checks, scored.skipped_checks) == (1, 1)
+
+
+def test_rubric_blend_half_and_half_or_alone() -> None:
+    assertions = [result("passed", 1.0), result("failed", 0.0)]
+    rubric = [result("passed", 0.9, kind="rubric")]
+    assert score_trial(assertions + rubric, pass_threshold=0.8).score == pytest.approx(0.5 * 0.5 + 0.5 * 0.9)
+    assert score_trial(rubric, pass_threshold=0.8).score == pytest.approx(0.9)
+
+
+def test_nothing_scored_passes_with_a_warning_and_no_nan() -> None:
+    none = score_trial([], pass_threshold=0.8)
+    assert (none.status, none.score) == ("passed", None)
+    assert "no checks" in none.warnings[0]
+    skipped = score_trial([result("skipped", None)], pass_threshold=0.8)
+    assert skipped.status == "passed" and "all skipped" in skipped.warnings[0]
+    zero_weight = score_trial([result("passed", 1.0, 0.0)], pass_threshold=0.8)
+    assert zero_weight.score is None and not any(math.isnan(x) for x in [0.0])
+
+
+def test_conversation_error_makes_the_trial_error() -> None:
+    scored = score_trial([result("passed", 1.0)], pass_threshold=0.8, conversation_error="timeout")
+    assert scored.status == "error" and scored.score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("statuses", "min_rate", "status", "rate"),
+    [
+        (["passed", "passed", "passed"], 0.8, "passed", 1.0),
+        (["passed", "passed", "failed"], 0.8, "failed", 2 / 3),
+        (["passed", "passed", "failed"], 0.6, "passed", 2 / 3),
+        (["passed", "passed", "error"], 0.8, "error", 1.0),  # undecided: the error could be either
+        (["passed", "failed", "error"], 0.8, "failed", 0.5),  # fails whatever the error was
+        (["passed", "passed", "passed", "passed", "error"], 0.8, "passed", 1.0),  # passes whatever it was
+        (["error", "error"], 0.8, "error", None),
+    ],
+)
+def test_case_outcome(statuses: list[str], min_rate: float, status: str, rate: float | None) -> None:
+    outcome = case_outcome(statuses, min_pass_rate=min_rate)
+    assert outcome.status == status
+    assert outcome.pass_rate == (pytest.approx(rate) if rate is not None else None)
+
+
+def test_pass_hat_k() -> None:
+    assert pass_hat_k(3, 3, 3) == 1.0
+    assert pass_hat_k(3, 2, 3) == 0.0
+    assert pass_hat_k(4, 3, 2) == pytest.approx(3 / 6)
+    assert case_outcome(["passed", "failed"], min_pass_rate=0.5).pass_k == 0.0
+    with pytest.raises(ValueError):
+        pass_hat_k(2, 1, 3)
+
+
+def test_percentile() -> None:
+    assert percentile([], 50) is None
+    assert percentile([10.0], 95) == 10.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == pytest.approx(2.5)
+    assert percentile([float(i) for i in range(1, 101)], 95) == pytest.approx(95.05)
