@@ -1,0 +1,5 @@
+"""`python -m proctor` runs the command line."""
+
+from proctor.cli import main
+
+main()

@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from typer.testing import CliRunner
+
+from proctor.cli import app
+
+runner = CliRunner()
+
+PASSING = """\
+name: greets
+trials: 2
+target: python:helpers.agents:echo
+turns:
+  - content: "hello there"
+    assert:
+      - {type: contains, value: hello}
+"""
+FAILING = """\
+name: fails
+trials: 1
+target: python:helpers.agents:echo
+turns:
+  - content: "hello there"
+    assert:
+      - {type: contains, value: goodbye}
+"""
+
+
+def suite_dir(tmp_path: Path, **files: str) -> Path:
+    for name, text in files.items():
+        (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_all_pass_exits_0_and_writes_results(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", str(suite_dir(tmp_path, greets=PASSING)), "--model", "demo"])
+    assert result.exit_code == 0, result.output
+    assert "greets" in result.output and "1 cases: 1 passed, 0 failed, 0 errored" in result.output
+    (path,) = (tmp_path / ".results").glob("demo_*.json")
+    assert json.loads(path.read_text())["summary"]["passed"] == 1
+
+
+def test_ci_prints_only_json_and_exit_1_on_failure(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = runner.invoke(
+        app, ["run", str(suite_dir(tmp_path, greets=PASSING, fails=FAILING)), "--ci", "--output", str(out)]
+    )
+    assert result.exit_code == 1
+    summary = json.loads(result.stdout)  # stdout is exactly one JSON document
+    assert summary["exit_code"] == 1
+    assert summary["summary"] | {} == summary["summary"]
+    assert (summary["summary"]["passed"], summary["summary"]["failed"]) == (1, 1)
+    assert {c["name"]: c["status"] for c in summary["cases"]} == {"fails": "failed", "greets": "passed"}
+    written = json.loads(out.read_text())
+    assert written["summary"] == summary["summary"]
+    assert Path(summary["results_file"]).exists()
+
+
+def test_junit_output_keeps_errors_apart_from_failures(tmp_path: Path) -> None:
+    crash = "name: crash\ntrials: 1\ntarget: python:helpers.agents:crash\nturns: [{content: a}]\n"
+    out = tmp_path / "junit.xml"
+    result = runner.invoke(
+        app, ["run", str(suite_dir(tmp_path, greets=PASSING, fails=FAILING, crash=crash)), "-q", "-o", str(out)]
+    )
+    assert result.exit_code == 1
+    root = ET.parse(out).getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "1", "1")
+    names = [tc.get("name") for tc in root.iter("testcase")]
+    assert "greets [trial 2]" in names
+    failure = root.find(".//testcase[@classname='fails.fails']/failure")
+    assert failure is not None and "expected reply to contain 'goodbye'" in (failure.text or "")
+
+
+def test_bad_suite_exits_2_with_located_errors_and_no_traceback(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("name: x\nturns:\n  - content: a\n    assert: [{type: contians, value: a}]\n")
+    result = runner.invoke(app, ["run", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2
+    assert "bad.yaml:4:21: turns[0].assert[0].type: unknown check type 'contians'; did you mean 'contains'?" in (
+        result.output
+    )
+    assert "Traceback" not in result.output
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    suite_dir(tmp_path, greets=PASSING)
+    assert runner.invoke(app, ["run", str(tmp_path), "--concurrency", "0"]).exit_code == 2
+    bad_target = runner.invoke(app, ["run", str(tmp_path), "--target", "ftp://x"])
+    assert bad_target.exit_code == 2 and "--target: cannot read target 'ftp://x'" in bad_target.output
+    assert runner.invoke(app, ["run", str(tmp_path), "--case", "nope"]).exit_code == 2
+    assert runner.invoke(app, ["run", str(tmp_path), "--resume", "no-such-run"]).exit_code == 2
+
+
+def test_unreachable_target_for_every_trial_exits_3(tmp_path: Path) -> None:
+    suite_dir(tmp_path, greets=PASSING.replace("target: python:helpers.agents:echo\n", ""))
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = runner.invoke(app, ["run", str(tmp_path), "--target", url, "--ci"])
+    assert result.exit_code == 3
+    summary = json.loads(result.stdout)
+    assert summary["summary"]["trials"]["errored"] == 2
+
+
+def test_env_vars_set_options(tmp_path: Path) -> None:
+    suite_dir(tmp_path, greets=PASSING)
+    result = runner.invoke(app, ["run", str(tmp_path)], env={"PROCTOR_TRIALS": "1", "PROCTOR_CI": "1"})
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["summary"]["trials"]["run"] == 1
+
+
+def test_list_and_schema(tmp_path: Path) -> None:
+    suite_dir(tmp_path, greets=PASSING, fails=FAILING)
+    listed = runner.invoke(app, ["list", str(tmp_path)])
+    assert listed.exit_code == 0 and "greets" in listed.output and "2 cases" in listed.output
+    run_list = runner.invoke(app, ["run", str(tmp_path), "--list"])
+    assert run_list.exit_code == 0 and "fails" in run_list.output
+    assert not (tmp_path / ".results").exists()
+    checks = runner.invoke(app, ["list", "--checks"])
+    assert checks.exit_code == 0 and "json-schema" in checks.output and "llm-rubric" in checks.output
+    schema = runner.invoke(app, ["schema"])
+    assert json.loads(schema.stdout)["title"] == "Proctor suite"
+
+
+def test_ctrl_c_exits_130_and_keeps_finished_trials(tmp_path: Path) -> None:
+    slow = (
+        "name: slow\ntrials: 6\ntarget: python:helpers.agents:slow\n"
+        "turns: [{content: a, assert: [{type: contains, value: finally}]}]\n"
+    )
+    suite_dir(tmp_path, slow=slow)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proctor", "run", str(tmp_path), "--concurrency", "1", "--model", "m"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    results = tmp_path / ".results"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # wait until two trials are journaled
+        journals = list(results.glob("*.journal.jsonl")) if results.exists() else []
+        if journals and journals[0].read_text().count('"kind":"trial"') >= 2:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130, stderr
+    (path,) = results.glob("m_*.json")
+    data = json.loads(path.read_text())
+    assert data["status"] == "interrupted"
+    finished = data["cases"][0]["trials"]
+    assert 2 <= len(finished) < 6 and all(t["status"] == "passed" for t in finished)
+    assert "run interrupted" in stdout
+    # --resume finishes the run: only the missing trials run.
+    resumed = subprocess.run(
+        [sys.executable, "-m", "proctor", "run", str(tmp_path), "--resume", str(path), "--ci"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert summary["summary"]["trials"]["run"] == 6 and summary["status"] == "complete"
+
+
+@pytest.mark.parametrize("flag", ["--version"])
+def test_version(flag: str) -> None:
+    result = runner.invoke(app, [flag])
+    assert result.exit_code == 0 and result.output.startswith("proctor ")
