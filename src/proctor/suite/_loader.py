@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
@@ -18,6 +19,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._model import CaseSpec, CheckCatalog, SuiteFileSpec
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
+from proctor.suite._yaml import DuplicateKeyError, fast_load
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
 
@@ -99,6 +101,12 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
+    try:  # fast path: libyaml + validation; positions are only needed to explain a problem
+        fast = fast_load(text)
+        if isinstance(fast, dict):
+            return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {})
+    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError):
+        pass
     try:
         document = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:
@@ -108,8 +116,10 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
     if not isinstance(document, Mapping):
         kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
-        found = "an empty file" if document is None else next(
-            (label for kind, label in kinds.items() if isinstance(document, kind)), "a scalar"
+        found = (
+            "an empty file"
+            if document is None
+            else next((label for kind, label in kinds.items() if isinstance(document, kind)), "a scalar")
         )
         raise SuiteError([SuiteIssue(name, 1, 1, "", f"expected a mapping of suite fields, found {found}")])
     positions: dict[Loc, tuple[int, int]] = {}

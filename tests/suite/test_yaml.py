@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from proctor.suite._loader import _plain
+from proctor.suite._yaml import DuplicateKeyError, fast_load
+
+DOC = """\
+a: yes
+b: on
+c: 010
+d: 0x1F
+e: 1.5
+f: true
+g: null
+h: 1:30
+i: ~
+j: [1, "two", False, -3]
+k: {nested: {deep: no}}
+l: 0o17
+m: .5
+"""
+
+
+def test_fast_reader_uses_yaml_1_2_scalars_like_the_located_reader() -> None:
+    fast = fast_load(DOC)
+    slow = _plain(YAML(typ="rt").load(DOC), (), {}, {})
+    assert fast == slow
+    assert fast["a"] == "yes" and fast["c"] == 10 and fast["d"] == 31 and fast["h"] == "1:30"
+    assert fast["l"] == 15 and fast["m"] == 0.5
+
+
+def test_fast_reader_rejects_duplicate_keys() -> None:
+    with pytest.raises(DuplicateKeyError, match="duplicate key 'a'"):
+        fast_load("x: {a: 1, a: 2}\n")
+
+
+def test_yes_stays_a_string_in_a_suite(tmp_path: Path) -> None:
+    from proctor.checks import registry
+    from proctor.suite import load_suite_file
+
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\nturns:\n  - content: yes\n    assert: [{type: contains, value: on}]\n")
+    (case,) = load_suite_file(path, registry).cases
+    assert case.turns[0].content == "yes" and case.turns[0].assert_[0].value == "on"
