@@ -8,7 +8,7 @@ import time
 import anyio
 
 from proctor.checks import CheckContext, CheckResult, run_check
-from proctor.errors import TargetError, TargetTimeout
+from proctor.errors import ProctorError, TargetError, TargetTimeout
 from proctor.results import TrialResult
 from proctor.scoring import score_trial
 from proctor.suite import AssertionSpec, Case
@@ -50,7 +50,7 @@ async def run_trial(case: Case, trial: int, target: Target, context: SessionCont
             session = await target.open_session(context)
     except TimeoutError:
         error, error_type = f"could not open a session within {case.timeout:g} s", "TargetTimeout"
-    except TargetError as exc:
+    except ProctorError as exc:  # a target error, or a template that cannot render for this trial
         error, error_type = f"could not open a session: {exc}", type(exc).__name__
     else:
         try:
@@ -71,7 +71,7 @@ async def run_trial(case: Case, trial: int, target: Target, context: SessionCont
                 check_context = CheckContext(reply, index, messages, case.name)
                 for spec in turn.assert_:
                     checks.append(await _checked(spec, check_context))
-        except TargetError as exc:
+        except ProctorError as exc:
             error = f"turn {sent + 1}: {exc}"
             error_type = type(exc).__name__
         finally:

@@ -1,0 +1,165 @@
+"""The `openai` target: an OpenAI-compatible `/chat/completions` endpoint."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import httpx
+
+from proctor.errors import TargetProtocolError
+from proctor.suite._targets import OpenAITargetSpec
+from proctor.targets._base import SessionContext
+from proctor.targets._http_client import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_RETRY,
+    RetryPolicy,
+    build_client,
+    decode_json,
+    expand_env,
+    send_with_retries,
+)
+from proctor.targets._replies import parse_tool_calls, parse_usage
+from proctor.transcript import AgentReply
+
+__all__ = ["OpenAISession", "OpenAITarget"]
+
+DEFAULT_MODEL = "default"
+"""The `model` sent when neither `--model` nor the spec names one (most local servers ignore it)."""
+
+
+class OpenAITarget:
+    """Talks to an OpenAI-compatible chat completions endpoint, sending the whole history each turn.
+
+    Each session keeps the conversation (system prompt first, when given) and appends the user's message
+    and the assistant's reply text every turn. Tool calls in the reply are reported, but the agent is
+    assumed to have executed them already, so no tool results are sent back.
+
+    The `model` field is `context.model`, else `spec.model`, else `"default"`.
+    """
+
+    def __init__(
+        self,
+        spec: OpenAITargetSpec,
+        *,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        retry: RetryPolicy = DEFAULT_RETRY,
+    ) -> None:
+        """Build the target and its connection pool.
+
+        Args:
+            spec: The validated target specification.
+            max_connections: Most connections open at once to the agent.
+            retry: How retryable failures are retried.
+
+        Raises:
+            proctor.errors.ConfigError: A header uses an unset `${VAR}`.
+        """
+        self.spec = spec
+        base_url = str(spec.base_url).rstrip("/")
+        self.name = f"openai {base_url}"
+        self.url = f"{base_url}/chat/completions"
+        headers = {key: expand_env(value, f"headers.{key}") for key, value in spec.headers.items()}
+        api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+        if api_key:
+            headers.setdefault("Authorization", f"Bearer {api_key}")
+        self._retry = retry
+        self._client = build_client(max_connections=max_connections, headers=headers)
+
+    async def open_session(self, context: SessionContext) -> OpenAISession:
+        """Start a conversation (nothing is sent until the first message).
+
+        Args:
+            context: The trial the session belongs to.
+
+        Returns:
+            A new session.
+        """
+        return OpenAISession(self, context)
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+    async def _post(self, body: dict[str, Any], request_timeout: float) -> tuple[httpx.Response, int]:
+        return await send_with_retries(
+            self._client,
+            "POST",
+            self.url,
+            request_timeout=request_timeout,
+            json_body=body,
+            policy=self._retry,
+        )
+
+
+class OpenAISession:
+    """One conversation with an OpenAI-compatible endpoint."""
+
+    def __init__(self, target: OpenAITarget, context: SessionContext) -> None:
+        self._target = target
+        self._context = context
+        self._model = context.model or target.spec.model or DEFAULT_MODEL
+        self.history: list[dict[str, Any]] = []
+        """The messages sent so far, in OpenAI's format."""
+        if target.spec.system_prompt:
+            self.history.append({"role": "system", "content": target.spec.system_prompt})
+
+    async def send(self, message: str) -> AgentReply:
+        """Send the history plus `message` and return the reply.
+
+        Args:
+            message: The user's message.
+
+        Returns:
+            The reply text, tool calls, usage and trace id (`id`, else the `x-request-id` header).
+
+        Raises:
+            proctor.errors.TargetError: The endpoint failed or answered in another shape.
+        """
+        target = self._target
+        messages = [*self.history, {"role": "user", "content": message}]
+        body: dict[str, Any] = {"model": self._model, "messages": messages, **target.spec.params}
+        started = time.perf_counter()
+        response, retries = await target._post(body, self._context.timeout)
+        data = decode_json(response)
+        latency_ms = (time.perf_counter() - started) * 1000
+        reply = _parse_reply(data, target.url)
+        reply.latency_ms = latency_ms
+        reply.retries = retries
+        if reply.trace_id is None:
+            reply.trace_id = response.headers.get("x-request-id")
+        messages.append({"role": "assistant", "content": reply.text})
+        self.history = messages
+        return reply
+
+    async def aclose(self) -> None:
+        """Forget the conversation (the endpoint keeps no session)."""
+        self.history = []
+
+
+def _parse_reply(data: Any, url: str) -> AgentReply:
+    choices = data.get("choices") if isinstance(data, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(message, dict):
+        raise TargetProtocolError(f"reply from {url} has no choices[0].message: {str(data)[:200]}")
+    content = message.get("content")
+    if content is None:
+        text = ""
+    elif isinstance(content, str):
+        text = content
+    elif isinstance(content, list):  # content parts: [{type: text, text: ...}]
+        text = "".join(
+            part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
+    else:
+        raise TargetProtocolError(f"reply from {url} has a non-text message content: {content!r}")
+    trace_id = data.get("id")
+    return AgentReply(
+        text=text,
+        tool_calls=parse_tool_calls(message.get("tool_calls"), f"the reply from {url}"),
+        usage=parse_usage(data.get("usage")),
+        raw=data,
+        trace_id=str(trace_id) if trace_id else None,
+    )

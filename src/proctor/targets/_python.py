@@ -1,0 +1,203 @@
+"""The `python` target: a callable in this process, sync or async."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+
+from proctor.errors import ConfigError, TargetError, TargetProtocolError
+from proctor.suite._targets import PythonTargetSpec
+from proctor.targets._base import SessionContext
+from proctor.targets._replies import parse_tool_calls, parse_usage
+from proctor.transcript import AgentReply
+
+__all__ = ["PythonSession", "PythonTarget", "load_callable"]
+
+
+def load_callable(reference: str) -> Callable[..., Any]:
+    """Import `module:attr` (the attribute may be dotted, e.g. `pkg.mod:Agent.reply`).
+
+    The current directory is put on `sys.path` first, so a local `agent.py` is importable.
+
+    Args:
+        reference: `module:attribute`.
+
+    Returns:
+        The callable.
+
+    Raises:
+        ConfigError: The module does not import, an attribute is missing, or the value is not callable.
+    """
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"python target {reference!r} is not of the form 'module:function'")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"python target {reference!r}: cannot import module {module_name!r}: {exc}"
+        ) from exc
+    except Exception as exc:
+        raise ConfigError(
+            f"python target {reference!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    path = module_name
+    for part in attribute.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise ConfigError(f"python target {reference!r}: {path!r} has no attribute {part!r}") from None
+        path = f"{path}.{part}"
+    if not callable(value):
+        raise ConfigError(f"python target {reference!r}: {path} is a {type(value).__name__}, not a callable")
+    return value  # type: ignore[no-any-return]
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(function):
+        return True
+    call = getattr(function, "__call__", None)  # noqa: B004 - an object with an async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _accepts_context(function: Callable[..., Any]) -> bool:
+    try:
+        parameter = inspect.signature(function).parameters.get("context")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+
+
+class PythonTarget:
+    """Calls a Python function with the conversation so far and reads its return value.
+
+    The callable gets `list[{"role", "content"}]` (ending with the new user message) and, when it has a
+    `context` parameter, the `SessionContext` as `context=`. Async callables are awaited on the event
+    loop; sync ones run in a worker thread, which is abandoned (left to finish in the background) when
+    the caller cancels the turn, e.g. on timeout. It returns a string, a dict (`text` or `content`, plus
+    optional `tool_calls`, `usage` and `trace_id`) or an `AgentReply`.
+    """
+
+    def __init__(self, spec: PythonTargetSpec, **_options: Any) -> None:
+        """Import the callable.
+
+        Args:
+            spec: The validated target specification.
+            **_options: Options other targets use (e.g. `max_connections`); ignored.
+
+        Raises:
+            proctor.errors.ConfigError: The callable cannot be imported.
+        """
+        self.spec = spec
+        self.name = f"python {spec.callable}"
+        self.function = load_callable(spec.callable)
+        self.is_async = _is_async(self.function)
+        self.wants_context = _accepts_context(self.function)
+
+    async def open_session(self, context: SessionContext) -> PythonSession:
+        """Start a conversation.
+
+        Args:
+            context: The trial the session belongs to.
+
+        Returns:
+            A new session.
+        """
+        return PythonSession(self, context)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class PythonSession:
+    """One conversation with a Python callable."""
+
+    def __init__(self, target: PythonTarget, context: SessionContext) -> None:
+        self._target = target
+        self._context = context
+        function = target.function
+        if target.wants_context:
+            function = functools.partial(function, context=context)
+        self._function = function
+        self.history: list[dict[str, str]] = []
+        """The conversation so far as `{role, content}` dicts."""
+
+    async def send(self, message: str) -> AgentReply:
+        """Call the function with the history plus `message`.
+
+        Args:
+            message: The user's message.
+
+        Returns:
+            The reply built from the function's return value.
+
+        Raises:
+            proctor.errors.TargetError: The function raised (with its exception type and message).
+            proctor.errors.TargetProtocolError: It returned something other than str, dict or AgentReply.
+        """
+        target = self._target
+        history = [*self.history, {"role": "user", "content": message}]
+        started = time.perf_counter()
+        try:
+            if target.is_async:
+                result = await self._function(list(history))
+            else:
+                # Abandoned on cancel, so a caller's timeout (anyio.fail_after) is not held up.
+                result = await anyio.to_thread.run_sync(self._function, list(history), abandon_on_cancel=True)
+                if inspect.isawaitable(result):
+                    result = await result
+        except TargetError:
+            raise
+        except Exception as exc:
+            raise TargetError(f"{target.spec.callable} raised {type(exc).__name__}: {exc}") from exc
+        latency_ms = (time.perf_counter() - started) * 1000
+        reply = _to_reply(result, target.spec.callable)
+        if not reply.latency_ms:
+            reply.latency_ms = latency_ms
+        history.append({"role": "assistant", "content": reply.text})
+        self.history = history
+        return reply
+
+    async def aclose(self) -> None:
+        """Forget the conversation."""
+        self.history = []
+
+
+def _to_reply(result: Any, reference: str) -> AgentReply:
+    if isinstance(result, str):
+        return AgentReply(text=result, raw=result)
+    if isinstance(result, AgentReply):
+        return result
+    if isinstance(result, dict):
+        text = result.get("text", result.get("content"))
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise TargetProtocolError(
+                f"{reference} returned a dict whose text is a {type(text).__name__}, not a string"
+            )
+        trace_id = result.get("trace_id")
+        return AgentReply(
+            text=text,
+            tool_calls=parse_tool_calls(result.get("tool_calls"), f"the value {reference} returned"),
+            usage=parse_usage(result.get("usage")),
+            raw=result,
+            trace_id=None if trace_id is None else str(trace_id),
+        )
+    raise TargetProtocolError(
+        f"{reference} returned a {type(result).__name__}; expected a str, a dict or an AgentReply"
+    )

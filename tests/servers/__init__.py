@@ -1,0 +1,1 @@
+"""Small HTTP servers the target tests talk to over real sockets."""
