@@ -58,17 +58,21 @@ def test_weighted_multi_turn_run_writes_results(tmp_path: Path) -> None:
     assert trial["tokens"] == {"prompt": 10, "completion": 5, "total": 15}
     assert remembers["tokens"]["total"] == 45
     skipped = [c for c in trial["checks"] if c["status"] == "skipped"]
-    assert skipped == [
-        {
-            "name": "Recalls the name",
-            "type": "llm-rubric",
-            "status": "skipped",
-            "score": None,
-            "weight": 5.0,
-            "reason": "no judge model configured",
-            "turn": 1,
-        }
-    ] or skipped[0]["reason"] == "no judge model configured"
+    assert (
+        skipped
+        == [
+            {
+                "name": "Recalls the name",
+                "type": "llm-rubric",
+                "status": "skipped",
+                "score": None,
+                "weight": 5.0,
+                "reason": "no judge model configured",
+                "turn": 1,
+            }
+        ]
+        or skipped[0]["reason"] == "no judge model configured"
+    )
     assert no_checks["status"] == "passed" and no_checks["trials"][0]["score"] is None
     assert "no checks" in no_checks["trials"][0]["warnings"][0]
     assert data["summary"] == data["summary"] | {"cases": 2, "passed": 2, "failed": 0, "errored": 0, "pass_rate": 1.0}

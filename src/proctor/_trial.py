@@ -8,7 +8,7 @@ import time
 import anyio
 
 from proctor.checks import CheckContext, CheckResult, run_check
-from proctor.errors import ProctorError, TargetError, TargetTimeout
+from proctor.errors import ProctorError, TargetTimeout
 from proctor.results import TrialResult
 from proctor.scoring import score_trial
 from proctor.suite import AssertionSpec, Case
@@ -97,9 +97,7 @@ async def run_trial(case: Case, trial: int, target: Target, context: SessionCont
             checks.append(await _checked(rubric_spec, context_all))
         else:
             checks.append(
-                CheckResult(
-                    rubric_spec.display_name(), "rubric", "skipped", None, 1.0, "not run: conversation failed"
-                )
+                CheckResult(rubric_spec.display_name(), "rubric", "skipped", None, 1.0, "not run: conversation failed")
             )
     scored = score_trial(checks, pass_threshold=case.scoring.pass_threshold, conversation_error=error)
     return TrialResult(

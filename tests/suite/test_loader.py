@@ -134,7 +134,9 @@ def test_every_error_of_a_file_is_reported_with_location(
     assert str(info.value) == snapshot
 
 
-def test_errors_of_several_files_are_collected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshot: object) -> None:
+def test_errors_of_several_files_are_collected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshot: object
+) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path, "s/broken.yaml", "name: x\nturns: [content: a\n")
     write(tmp_path, "s/list.yaml", "- a\n- b\n")

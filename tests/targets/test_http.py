@@ -62,9 +62,7 @@ def rest_env(rest_server: RestServer, monkeypatch: pytest.MonkeyPatch) -> RestSe
 async def test_session_lifecycle_templates_and_extraction(rest_env: RestServer) -> None:
     server = rest_env
     target = make_target(**session_spec(server.base_url))
-    context = SessionContext(
-        case="greet", trial=2, model="m1", timeout=5, variables={"state_url": "http://state.test"}
-    )
+    context = SessionContext(case="greet", trial=2, model="m1", timeout=5, variables={"state_url": "http://state.test"})
     try:
         session = await target.open_session(context)
         sid = session.session_id  # type: ignore[attr-defined]
@@ -199,9 +197,7 @@ async def test_closed_port_is_unreachable() -> None:
     target = make_target(request={"url": url, "body": {"m": "{{ message }}"}})
     try:
         session = await target.open_session(SessionContext(case="c", trial=1))
-        with pytest.raises(
-            TargetUnreachable, match=f"cannot connect to {url} after 3 retries: connection refused"
-        ):
+        with pytest.raises(TargetUnreachable, match=f"cannot connect to {url} after 3 retries: connection refused"):
             await session.send("hi")
     finally:
         await target.aclose()

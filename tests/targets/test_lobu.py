@@ -130,25 +130,19 @@ async def test_stream_ending_early_is_a_protocol_error(lobu_gateway: LobuGateway
     target = make_target(lobu_gateway)
     try:
         session = await target.open_session(SessionContext(case="c", trial=1, timeout=5))
-        with pytest.raises(
-            TargetProtocolError, match=r"ended before the complete event .* \(12 characters received\)"
-        ):
+        with pytest.raises(TargetProtocolError, match=r"ended before the complete event .* \(12 characters received\)"):
             await session.send("hangup")
         await session.aclose()
     finally:
         await target.aclose()
 
 
-async def test_bad_admin_token_is_an_http_error(
-    lobu_gateway: LobuGateway, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_bad_admin_token_is_an_http_error(lobu_gateway: LobuGateway, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOBU_API_TOKEN", "wrong")
     target = make_target(lobu_gateway)
     count = len(lobu_gateway.create_auth)
     try:
-        with pytest.raises(
-            TargetHTTPError, match=r"POST .*/api/v1/agents returned 401: .*Unauthorized"
-        ) as caught:
+        with pytest.raises(TargetHTTPError, match=r"POST .*/api/v1/agents returned 401: .*Unauthorized") as caught:
             await target.open_session(SessionContext(case="c", trial=1))
     finally:
         await target.aclose()

@@ -26,9 +26,7 @@ def make_target(base_url: str, **fields: object) -> OpenAITarget:
     return OpenAITarget(spec, retry=FAST_RETRY)
 
 
-async def converse(
-    target: OpenAITarget, *messages: str, context: SessionContext | None = None
-) -> list[AgentReply]:
+async def converse(target: OpenAITarget, *messages: str, context: SessionContext | None = None) -> list[AgentReply]:
     session = await target.open_session(context or SessionContext(case="c", trial=1, timeout=5))
     try:
         return [await session.send(message) for message in messages]
@@ -245,8 +243,7 @@ async def test_non_json_reply_is_a_protocol_error(chat_server: ChatServer) -> No
     finally:
         await target.aclose()
     assert str(caught.value) == (
-        f"reply from {base}/chat/completions is not JSON: "
-        "'<html><body>Bad Gateway, but with a 200</body></html>'"
+        f"reply from {base}/chat/completions is not JSON: '<html><body>Bad Gateway, but with a 200</body></html>'"
     )
 
 
@@ -268,9 +265,7 @@ async def test_closed_port_is_unreachable() -> None:
             await converse(target, "hello")
     finally:
         await target.aclose()
-    assert str(caught.value) == (
-        f"cannot connect to {base}/chat/completions after 3 retries: connection refused"
-    )
+    assert str(caught.value) == (f"cannot connect to {base}/chat/completions after 3 retries: connection refused")
     assert caught.value.retryable
 
 

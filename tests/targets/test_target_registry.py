@@ -58,9 +58,7 @@ async def test_build_builtin_specs(monkeypatch: pytest.MonkeyPatch) -> None:
         target = build_target(spec, max_connections=3)
         assert type(target) is cls
         assert isinstance(target, Target)
-        session = (
-            await target.open_session(SessionContext(case="c", trial=1)) if cls is PythonTarget else None
-        )
+        session = await target.open_session(SessionContext(case="c", trial=1)) if cls is PythonTarget else None
         assert session is None or isinstance(session, Session)
         await target.aclose()
     openai = build_target(specs[0][0], max_connections=3)
@@ -121,8 +119,6 @@ def test_plugin_entry_point_is_loaded_lazily(tmp_path: Path, monkeypatch: pytest
     target: Any = build_target({"type": "fake"}, max_connections=4)
     assert target.name == "fake" and target.options == {"max_connections": 4}
     assert "fake" in target_types()
-    with pytest.raises(
-        ConfigError, match=r"cannot load target plugin 'missing' \(proctor_fake_plugin:Nope\)"
-    ):
+    with pytest.raises(ConfigError, match=r"cannot load target plugin 'missing' \(proctor_fake_plugin:Nope\)"):
         build_target({"type": "missing"})
     monkeypatch.delitem(__import__("sys").modules, "proctor_fake_plugin", raising=False)

@@ -69,9 +69,7 @@ def _check_json_schema(spec: AssertionSpec, context: CheckContext) -> Outcome:
     )
 
 
-registry.register(
-    CheckType("is-json", "format", "Reply is valid JSON (a ```json fence is allowed).", _check_is_json)
-)
+registry.register(CheckType("is-json", "format", "Reply is valid JSON (a ```json fence is allowed).", _check_is_json))
 registry.register(
     CheckType(
         "json-schema",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter
 
-from proctor.checks._registry import CheckContext, CheckType, Outcome, registry
+from proctor.checks._registry import CheckContext, CheckFunction, CheckType, Outcome, registry
 from proctor.suite import AssertionSpec
 
 __all__ = ["excerpt"]
@@ -133,7 +133,7 @@ _TEXT = TypeAdapter(str)
 _PATTERN = TypeAdapter(Annotated[str, AfterValidator(_valid_pattern)])
 _TEXT_LIST = TypeAdapter(Annotated[list[str], BeforeValidator(_split_commas), Field(min_length=1)])
 
-for _name, _fn, _description, _adapter in [
+_BUILTINS: list[tuple[str, CheckFunction, str, TypeAdapter[Any]]] = [
     ("contains", _check_contains, "Reply contains a substring (`options.case_insensitive`).", _TEXT),
     ("icontains", _check_icontains, "Reply contains a substring, ignoring case.", _TEXT),
     ("equals", _check_equals, "Reply equals the value (surrounding whitespace ignored).", _TEXT),
@@ -151,5 +151,6 @@ for _name, _fn, _description, _adapter in [
         "Reply matches a regular expression (case-insensitive unless `options.case_insensitive: false`).",
         _PATTERN,
     ),
-]:
+]
+for _name, _fn, _description, _adapter in _BUILTINS:
     registry.register(CheckType(_name, "text", _description, _fn, value=_adapter))

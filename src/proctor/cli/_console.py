@@ -109,8 +109,7 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
         table.add_row(
             case["name"],
             f"[{style}]{case['status']}[/{style}]",
-            _fmt(case["pass_rate"] and case["pass_rate"] * 100, ".0f")
-            + ("%" if case["pass_rate"] is not None else ""),
+            _fmt(case["pass_rate"] and case["pass_rate"] * 100, ".0f") + ("%" if case["pass_rate"] is not None else ""),
             _fmt(case["pass_k"]),
             _fmt(case["avg_score"]),
             f"{counts['passed']}/{counts['failed']}/{counts['error']}",

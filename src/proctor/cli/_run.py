@@ -41,9 +41,7 @@ def _target_override(target: str | None, gateway: str | None, agent: str | None)
 
 def run_command(
     paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
-    case: list[str] = typer.Option(
-        [], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."
-    ),
+    case: list[str] = typer.Option([], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."),
     target: str | None = typer.Option(
         None,
         "--target",
@@ -58,18 +56,14 @@ def run_command(
         None, "--trials", envvar="PROCTOR_TRIALS", min=1, help="Trials per case (overrides the suites)."
     ),
     tag: list[str] = typer.Option([], "--tag", "-t", envvar="PROCTOR_TAG", help="Only cases with this tag."),
-    concurrency: int = typer.Option(
-        8, "--concurrency", envvar="PROCTOR_CONCURRENCY", min=1, help="Trials in flight."
-    ),
+    concurrency: int = typer.Option(8, "--concurrency", envvar="PROCTOR_CONCURRENCY", min=1, help="Trials in flight."),
     max_connections: int = typer.Option(
         16, "--max-connections", envvar="PROCTOR_MAX_CONNECTIONS", min=1, help="Connections per target."
     ),
     timeout: float | None = typer.Option(
         None, "--timeout", envvar="PROCTOR_TIMEOUT", min=0.001, help="Per-turn timeout in seconds."
     ),
-    ci: bool = typer.Option(
-        False, "--ci", envvar="PROCTOR_CI", help="Print only the JSON summary to stdout."
-    ),
+    ci: bool = typer.Option(False, "--ci", envvar="PROCTOR_CI", help="Print only the JSON summary to stdout."),
     output: Path | None = typer.Option(
         None,
         "--output",
@@ -84,22 +78,16 @@ def run_command(
         envvar="PROCTOR_RESUME",
         help="Run id or results file: run only missing or errored trials.",
     ),
-    seed: int | None = typer.Option(
-        None, "--seed", envvar="PROCTOR_SEED", help="Seed for reproducible randomness."
-    ),
+    seed: int | None = typer.Option(None, "--seed", envvar="PROCTOR_SEED", help="Seed for reproducible randomness."),
     results_dir: Path | None = typer.Option(
         None,
         "--results-dir",
         envvar="PROCTOR_RESULTS_DIR",
         help="Where results go (default: <suite dir>/.results).",
     ),
-    gateway: str | None = typer.Option(
-        None, "--gateway", "-g", envvar="PROCTOR_GATEWAY", help="Lobu gateway URL."
-    ),
+    gateway: str | None = typer.Option(None, "--gateway", "-g", envvar="PROCTOR_GATEWAY", help="Lobu gateway URL."),
     agent: str | None = typer.Option(None, "--agent", "-a", envvar="PROCTOR_AGENT", help="Lobu agent id."),
-    verbose: bool = typer.Option(
-        False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."
-    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
 ) -> None:
     """Run suites against an agent and report what it said and did."""

@@ -154,8 +154,7 @@ class CaseResult:
             "min_pass_rate": self.min_pass_rate,
             "avg_score": _round(sum(scores) / len(scores)) if scores else None,
             "trial_counts": {
-                status: sum(1 for t in trials if t.status == status)
-                for status in ("passed", "failed", "error")
+                status: sum(1 for t in trials if t.status == status) for status in ("passed", "failed", "error")
             },
             "latency_ms": {"p50": _round(p50, 3), "p95": _round(p95, 3)},
             "tokens": usage.to_dict(),

@@ -304,9 +304,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
             return Rubric(rubric_path.resolve(), rubric_path.read_text(encoding="utf-8"))
         except OSError:
             line, col = positions.get(loc, (None, None))
-            issues.append(
-                SuiteIssue(str(path), line, col, _format_loc(loc), f"rubric file not found: {rubric_path}")
-            )
+            issues.append(SuiteIssue(str(path), line, col, _format_loc(loc), f"rubric file not found: {rubric_path}"))
             return None
 
     file_rubric = rubric(spec.rubric, ("rubric",))

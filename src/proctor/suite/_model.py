@@ -135,7 +135,7 @@ class _CaseFields(_Strict):
 class CaseSpec(_CaseFields):
     """One case inside a multi-case file's `cases:` list."""
 
-    name: str  # type: ignore[assignment]  # required here, optional at file level
+    name: str  # required here, optional at file level
     """Case name, unique within the file (used in reports and `--case`)."""
     turns: list[TurnSpec] = Field(min_length=1)
     """The conversation: user messages in order."""

@@ -157,21 +157,13 @@ class HttpTarget:
         templates = _Templates()
         self._request = _Request.compile(spec.request, templates, "request")
         session = spec.session
-        self._open = (
-            _Request.compile(session.open, templates, "session.open") if session and session.open else None
-        )
-        self._close = (
-            _Request.compile(session.close, templates, "session.close") if session and session.close else None
-        )
+        self._open = _Request.compile(session.open, templates, "session.open") if session and session.open else None
+        self._close = _Request.compile(session.close, templates, "session.close") if session and session.close else None
         self._id_path = _compile_path(session.id_path, "session.id_path") if session else None
         self._reply_path = _compile_path(spec.reply_path, "reply_path")
-        self._tool_calls_path = (
-            _compile_path(spec.tool_calls_path, "tool_calls_path") if spec.tool_calls_path else None
-        )
+        self._tool_calls_path = _compile_path(spec.tool_calls_path, "tool_calls_path") if spec.tool_calls_path else None
         self._usage_path = _compile_path(spec.usage_path, "usage_path") if spec.usage_path else None
-        self._trace_id_path = (
-            _compile_path(spec.trace_id_path, "trace_id_path") if spec.trace_id_path else None
-        )
+        self._trace_id_path = _compile_path(spec.trace_id_path, "trace_id_path") if spec.trace_id_path else None
         self._retry = retry
         self._client = build_client(max_connections=max_connections)
 
@@ -222,9 +214,7 @@ class HttpTarget:
     def _parse(self, data: Any, url: str) -> AgentReply:
         found = self._reply_path.find(data)
         if not found:
-            raise TargetProtocolError(
-                f"reply from {url} has nothing at {self.spec.reply_path}: {_excerpt(data)}"
-            )
+            raise TargetProtocolError(f"reply from {url} has nothing at {self.spec.reply_path}: {_excerpt(data)}")
         value = found[0].value
         text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
         tool_calls = []

@@ -134,9 +134,7 @@ def _cause(exc: BaseException) -> str:
     return text[0].lower() + text[1:] if text else type(exc).__name__
 
 
-def map_http_error(
-    exc: httpx.HTTPError, method: str, url: str, timeout: float, retries: int = 0
-) -> TargetError:
+def map_http_error(exc: httpx.HTTPError, method: str, url: str, timeout: float, retries: int = 0) -> TargetError:
     """Turn an httpx failure into the matching Proctor error.
 
     Args:

@@ -266,9 +266,7 @@ class LobuSession:
             with anyio.fail_after(timeout):
                 return await self._read_stream(url, message_id)
         except TimeoutError:
-            raise TargetTimeout(
-                f"no complete event for message {message_id} from {url} within {timeout:g} s"
-            ) from None
+            raise TargetTimeout(f"no complete event for message {message_id} from {url} within {timeout:g} s") from None
         except httpx.HTTPError as exc:
             raise map_http_error(exc, "GET", url, timeout) from exc
         except SSEError as exc:
@@ -309,9 +307,7 @@ class LobuSession:
                     raise TargetProtocolError(f"Lobu agent {self._target.agent} reported an error: {error}")
                 elif kind == "complete":
                     usage: Usage | None = parse_usage(data.get("usage"))
-                    return AgentReply(
-                        text="".join(text), tool_calls=tool_calls, usage=usage, raw={"events": events}
-                    )
+                    return AgentReply(text="".join(text), tool_calls=tool_calls, usage=usage, raw={"events": events})
         raise TargetProtocolError(
             f"event stream from {url} ended before the complete event for message {message_id} "
             f"({len(''.join(text))} characters received)"

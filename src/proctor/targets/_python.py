@@ -45,9 +45,7 @@ def load_callable(reference: str) -> Callable[..., Any]:
     try:
         value: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(
-            f"python target {reference!r}: cannot import module {module_name!r}: {exc}"
-        ) from exc
+        raise ConfigError(f"python target {reference!r}: cannot import module {module_name!r}: {exc}") from exc
     except Exception as exc:
         raise ConfigError(
             f"python target {reference!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
