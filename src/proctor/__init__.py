@@ -12,25 +12,86 @@ Example:
     ```
 """
 
-from proctor import checks
-from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, register_check
-from proctor.errors import (
-    ConfigError,
-    ProctorError,
-    SuiteError,
-    TargetError,
-    TargetHTTPError,
-    TargetProtocolError,
-    TargetTimeout,
-    TargetUnreachable,
-)
-from proctor.results import CaseResult, RunResult, TrialResult
-from proctor.runner import RunObserver, RunOptions, RunOutcome, filter_cases, run, run_sync
-from proctor.suite import Case, Suite, load_suite_file, load_suites
-from proctor.targets import Session, SessionContext, Target, build_target, register_target
-from proctor.transcript import AgentReply, Message, ToolCall, Usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real imports, for type checkers; at run time names load on first use
+    from proctor import checks
+    from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, register_check
+    from proctor.errors import (
+        ConfigError,
+        ProctorError,
+        SuiteError,
+        TargetError,
+        TargetHTTPError,
+        TargetProtocolError,
+        TargetTimeout,
+        TargetUnreachable,
+    )
+    from proctor.results import CaseResult, RunResult, TrialResult
+    from proctor.runner import RunObserver, RunOptions, RunOutcome, filter_cases, run, run_sync
+    from proctor.suite import Case, Suite, load_suite_file, load_suites
+    from proctor.targets import Session, SessionContext, Target, build_target, register_target
+    from proctor.transcript import AgentReply, Message, ToolCall, Usage
 
 __version__ = "0.1.0"
+
+# Importing `proctor` (or `proctor.cli` for `proctor --help`) must stay fast: public names are
+# resolved on first access (PEP 562), so HTTP clients, templates and schemas load only when used.
+_LAZY = {
+    "AgentReply": "proctor.transcript",
+    "Case": "proctor.suite",
+    "CaseResult": "proctor.results",
+    "CheckContext": "proctor.checks",
+    "CheckResult": "proctor.checks",
+    "CheckType": "proctor.checks",
+    "ConfigError": "proctor.errors",
+    "Message": "proctor.transcript",
+    "Outcome": "proctor.checks",
+    "ProctorError": "proctor.errors",
+    "RunObserver": "proctor.runner",
+    "RunOptions": "proctor.runner",
+    "RunOutcome": "proctor.runner",
+    "RunResult": "proctor.results",
+    "Session": "proctor.targets",
+    "SessionContext": "proctor.targets",
+    "Suite": "proctor.suite",
+    "SuiteError": "proctor.errors",
+    "Target": "proctor.targets",
+    "TargetError": "proctor.errors",
+    "TargetHTTPError": "proctor.errors",
+    "TargetProtocolError": "proctor.errors",
+    "TargetTimeout": "proctor.errors",
+    "TargetUnreachable": "proctor.errors",
+    "ToolCall": "proctor.transcript",
+    "TrialResult": "proctor.results",
+    "Usage": "proctor.transcript",
+    "build_target": "proctor.targets",
+    "checks": "proctor.checks",
+    "filter_cases": "proctor.runner",
+    "load_suite_file": "proctor.suite",
+    "load_suites": "proctor.suite",
+    "register_check": "proctor.checks",
+    "register_target": "proctor.targets",
+    "run": "proctor.runner",
+    "run_sync": "proctor.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor' has no attribute {name!r}")
+    value = importlib.import_module(module) if name == "checks" else getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "AgentReply",

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import AfterValidator, TypeAdapter
 
 from proctor.checks._registry import CheckContext, CheckType, Outcome, registry
 from proctor.checks._text import excerpt
 from proctor.suite import AssertionSpec
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__: list[str] = []
 
@@ -38,6 +39,9 @@ def _check_is_json(spec: AssertionSpec, context: CheckContext) -> Outcome:
 
 
 def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
@@ -47,6 +51,8 @@ def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 @lru_cache(maxsize=256)
 def _validator(schema_json: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # imported on first use: keeps start-up fast
+
     return Draft202012Validator(json.loads(schema_json))
 
 

@@ -13,7 +13,6 @@ from typing import Any
 import typer
 
 from proctor.cli._common import fail, guard, is_terminal, load_suites_or_exit
-from proctor.cli._console import Observer, exit_code, print_results, summary_json
 
 __all__ = ["run_command"]
 
@@ -91,6 +90,7 @@ def run_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
 ) -> None:
     """Run suites against an agent and report what it said and did."""
+    from proctor.cli._console import Observer, exit_code, print_results, summary_json
     from proctor.runner import RunOptions, filter_cases, run_sync
 
     suites: Any = load_suites_or_exit(paths or [])
