@@ -20,7 +20,9 @@ FAST_RETRY = RetryPolicy(max_retries=3, initial_wait=0.01, max_wait=0.05)
 @contextmanager
 def serve_app(app: Any) -> Iterator[str]:
     """Run `app` until the block ends; yields its base URL, e.g. `http://127.0.0.1:54321`."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(
+        socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )  # TCP proto: asyncio then sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

@@ -30,7 +30,7 @@ class Observer:
 
     def __init__(self, *, verbose: bool, live: bool) -> None:
         self.verbose = verbose
-        self.console = Console(highlight=False, soft_wrap=True)
+        self.console = _console()
         self.progress: Progress | None = None
         self.task: Any = None
         self.live = live
@@ -83,13 +83,21 @@ class Observer:
             self.progress = None
 
 
+def _console() -> Console:
+    """A console that does not squeeze the table to 80 columns when output goes to a file or pipe."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=True, width=max(console.width, 160))
+    return console
+
+
 def _fmt(value: float | None, spec: str = ".2f") -> str:
     return "-" if value is None else format(value, spec)
 
 
 def print_results(data: dict[str, Any], path: Path | None, output: Path | None, *, verbose: bool) -> None:
     """Print the results table, the reasons of failed and errored cases, and where results went."""
-    console = Console(highlight=False, soft_wrap=True)
+    console = _console()
     table = Table(title=f"Results: {data['run_id']}", title_justify="left")
     for column, justify in [
         ("case", "left"),
@@ -135,6 +143,19 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
         f"{trials['run']} trials ({trials['passed']} passed, {trials['failed']} failed, "
         f"{trials['errored']} errored)"
     )
+    checks = summary["checks"]
+    line += f"; checks: {checks['passed']} passed, {checks['failed']} failed, {checks['error']} errors"
+    if checks["skipped"]:
+        reasons = sorted(
+            {
+                c["reason"]
+                for case in data["cases"]
+                for t in case["trials"]
+                for c in t["checks"]
+                if c["status"] == "skipped"
+            }
+        )
+        line += f", {checks['skipped']} skipped ({'; '.join(reasons[:3])})"
     if summary["retries"]:
         line += f"; {summary['retries']} agent calls retried"
     if data["status"] != "complete":

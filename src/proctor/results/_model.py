@@ -220,6 +220,10 @@ class RunResult:
                     "failed": sum(1 for t in trials if t["status"] == "failed"),
                     "errored": sum(1 for t in trials if t["status"] == "error"),
                 },
+                "checks": {
+                    status: sum(1 for t in trials for c in t["checks"] if c["status"] == status)
+                    for status in ("passed", "failed", "error", "skipped")
+                },
                 "tokens": sum(
                     (Usage(c["tokens"]["prompt"], c["tokens"]["completion"]) for c in cases), Usage()
                 ).to_dict(),

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The quick-start demo: start the bundled example agent on 127.0.0.1, run the example suites against
+# it, print the results, stop the agent. Exits 0 when Proctor ran (the example suites include one case
+# that fails on purpose); non-zero only when Proctor could not run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PORT="${DEMO_PORT:-8765}"
+URL="http://127.0.0.1:${PORT}"
+
+if python -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $PORT)) != 0)"; then
+  echo "demo: port $PORT is already in use; stop what listens there (the examples expect the agent on $URL)" >&2
+  exit 2
+fi
+
+python -m proctor.demo serve --host 127.0.0.1 --port "$PORT" &
+AGENT=$!
+trap 'kill $AGENT 2>/dev/null; wait $AGENT 2>/dev/null' EXIT
+
+for _ in $(seq 1 100); do
+  python -c "import httpx,sys; sys.exit(httpx.get('$URL/health').status_code != 200)" 2>/dev/null && break
+  if ! kill -0 $AGENT 2>/dev/null; then echo "demo: the example agent did not start" >&2; exit 2; fi
+  sleep 0.1
+done
+
+status=0
+echo
+echo "== 1/2  Suites with their own targets (openai, http, lobu, python): proctor run examples/suites"
+proctor run examples/suites --model hr-assistant
+code=$?
+[ $code -le 1 ] || status=$code
+
+echo
+echo "== 2/2  A Lobu eval file as it is, over the Lobu gateway protocol:"
+echo "        proctor run examples/lobu --gateway $URL --agent hr-assistant"
+proctor run examples/lobu --gateway "$URL" --agent hr-assistant --model hr-assistant
+code=$?
+[ $code -le 1 ] || status=$code
+
+echo
+if [ $status -eq 0 ]; then
+  echo "demo: Proctor ran. 'deliberate-failure' fails on purpose; results are in examples/*/.results/."
+fi
+exit $status
