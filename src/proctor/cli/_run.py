@@ -70,7 +70,9 @@ def run_command(
         envvar="PROCTOR_OUTPUT",
         help="Also write results here (.json, or .xml for JUnit).",
     ),
-    list_only: bool = typer.Option(False, "--list", help="List the cases that would run, and exit."),
+    list_only: bool = typer.Option(
+        False, "--list", envvar="PROCTOR_LIST", help="List the cases that would run, and exit."
+    ),
     resume: str | None = typer.Option(
         None,
         "--resume",

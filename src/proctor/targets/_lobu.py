@@ -137,8 +137,9 @@ class LobuTarget:
     (`proctor-<hex>`) so concurrent trials never share a conversation. When `context.model` is given it
     is sent as `provider`/`model` (split at the first `/`; without a slash only `model` is sent).
 
-    Tool calls are read from events named `tool_call` or `tool-call`, and from `output` events whose
-    `type` is one of those or that carry a `tool_calls` list; the call itself may be the event data
+    Tool calls are read from events named `tool_call` or `tool-call`, from `output` events whose
+    `type` is one of those or that carry a `tool_calls` list, and from a `tool_calls` list on `complete`
+    when no event carried them; the call itself may be the event data
     (`{name|toolName, arguments|args|input}`) or nested under `toolCall`/`tool_call`.
     """
 
@@ -306,6 +307,8 @@ class LobuSession:
                     error = data.get("error") or "unknown error"
                     raise TargetProtocolError(f"Lobu agent {self._target.agent} reported an error: {error}")
                 elif kind == "complete":
+                    if not tool_calls and isinstance(data.get("tool_calls"), list):
+                        tool_calls = _tool_calls(kind, data, url)  # a summary of the calls, if the gateway sends one
                     usage: Usage | None = parse_usage(data.get("usage"))
                     return AgentReply(text="".join(text), tool_calls=tool_calls, usage=usage, raw={"events": events})
         raise TargetProtocolError(

@@ -1,0 +1,86 @@
+"""End to end: the example suites run through the real CLI against the demo agent over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from demo_helpers import EXAMPLES, RunningServer
+from typer.testing import CliRunner
+
+from proctor.checks import registry
+from proctor.cli import app
+from proctor.runner import RunOptions, run_sync
+from proctor.suite import load_suites
+
+runner = CliRunner()
+
+
+def copy_examples(tmp_path: Path, url: str) -> Path:
+    """The examples with the demo's address replaced by the test server's."""
+    target = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, target, ignore=shutil.ignore_patterns(".results"))
+    for path in target.rglob("*.yaml"):
+        path.write_text(path.read_text().replace("http://127.0.0.1:8765", url))
+    return target
+
+
+def test_example_suites_over_every_target_kind(demo_server: RunningServer, tmp_path: Path) -> None:
+    examples = copy_examples(tmp_path, demo_server.url)
+    result = runner.invoke(app, ["run", str(examples / "suites"), "--ci", "--model", "hr-assistant"])
+    assert result.exit_code == 1, result.output  # deliberate-failure fails on purpose
+    summary = json.loads(result.stdout)
+    failed = [c["name"] for c in summary["cases"] if c["status"] != "passed"]
+    assert failed == ["deliberate-failure"]
+    data = json.loads(Path(summary["results_file"]).read_text())
+    targets = data["target"]
+    for kind in ("openai", "http", "lobu", "python"):
+        assert kind in targets
+    tool_calls = [
+        call["name"] for case in data["cases"] for t in case["trials"] for m in t["turns"] for call in m["tool_calls"]
+    ]
+    assert {"lookup_user", "create_reminder", "list_reminders", "get_time_off"} <= set(tool_calls)
+    assert summary["summary"]["checks"]["skipped"] > 0  # llm-rubric and rubric: no judge configured
+    assert summary["summary"]["checks"]["error"] == 0
+
+
+@pytest.mark.parametrize("kind", ["openai", "lobu", "python", "http"])
+def test_a_lobu_file_runs_unchanged_over_each_target_kind(
+    demo_server: RunningServer, tmp_path: Path, kind: str
+) -> None:
+    lobu_file = copy_examples(tmp_path, demo_server.url) / "lobu" / "hr-smoke.yaml"
+    url = demo_server.url
+    target = {
+        "openai": {"type": "openai", "base_url": f"{url}/v1", "model": "hr-assistant"},
+        "lobu": {"type": "lobu", "gateway": url, "agent": "hr-assistant"},
+        "python": {"type": "python", "callable": "proctor.demo:respond"},
+        "http": {
+            "type": "http",
+            "request": {
+                "url": f"{url}/api/sessions/{{{{ session_id }}}}/messages",
+                "body": {"message": "{{ message }}"},
+            },
+            "reply_path": "$.reply",
+            "tool_calls_path": "$.tool_calls",
+            "session": {"open": {"url": f"{url}/api/sessions", "body": {}}, "id_path": "$.session_id"},
+        },
+    }[kind]
+    outcome = run_sync(load_suites([lobu_file], registry), RunOptions(target=target, write_results=False))
+    (case,) = outcome.data["cases"]
+    assert case["status"] == "passed" and case["pass_rate"] == 1.0
+    trial = case["trials"][0]
+    assert [c["status"] for c in trial["checks"]].count("passed") >= 2
+    assert any(m["tool_calls"] for m in trial["turns"]), "tool calls are captured over every target kind"
+    assert all(m["latency_ms"] > 0 for m in trial["turns"] if m["role"] == "assistant")
+
+
+def test_lobu_cli_flags_like_the_lobu_cli(demo_server: RunningServer, tmp_path: Path) -> None:
+    examples = copy_examples(tmp_path, demo_server.url)
+    result = runner.invoke(
+        app, ["run", str(examples / "lobu"), "--gateway", demo_server.url, "--agent", "hr-assistant", "--ci"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["target"].startswith("lobu") and summary["summary"]["passed"] == 1
