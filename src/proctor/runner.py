@@ -31,7 +31,6 @@ from proctor.targets import SessionContext, Target, build_target
 __all__ = ["RunObserver", "RunOptions", "RunOutcome", "filter_cases", "run", "run_sync"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     """Everything that shapes a run besides the suites. Limits are validated on creation."""
