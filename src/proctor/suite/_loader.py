@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
 from proctor.errors import SuiteError, SuiteIssue
-from proctor.suite._model import CaseSpec, CheckCatalog, SuiteFileSpec
+from proctor.suite._model import CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
 
@@ -326,7 +326,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 trials=case.trials or spec.trials or DEFAULT_TRIALS,
                 timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
                 tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
-                scoring=case.scoring or spec.scoring or _default_scoring(),
+                scoring=case.scoring or spec.scoring or ScoringSpec(),
                 description=case.description if not is_single else spec.description,
                 rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                 target=spec.target,
@@ -335,9 +335,3 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
     if issues:
         raise SuiteError(issues)
     return Suite(name=name, path=path, cases=tuple(cases), target=spec.target)
-
-
-def _default_scoring() -> Any:
-    from proctor.suite._model import ScoringSpec
-
-    return ScoringSpec()
