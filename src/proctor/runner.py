@@ -303,7 +303,15 @@ def run_sync(
     observer: RunObserver | None = None,
 ) -> RunOutcome:
     """Run synchronously (a thin wrapper over `run` for scripts and notebooks)."""
-    return anyio.run(lambda: run(suites, options or RunOptions(), cases=cases, observer=observer))
+    box: list[RunOutcome] = []
+
+    async def main() -> None:
+        # Returned through a list, not as the main task's result: on exit asyncio may repr() that task,
+        # which would render the whole outcome (measured: +79 µs per case at 5,000 cases).
+        box.append(await run(suites, options or RunOptions(), cases=cases, observer=observer))
+
+    anyio.run(main)
+    return box[0]
 
 
 def _override(case: Case, options: RunOptions) -> Case:

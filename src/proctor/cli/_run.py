@@ -6,6 +6,7 @@ complete (every trial failed to reach the target); 130 interrupted (results writ
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,7 @@ def run_command(
     from proctor.runner import RunOptions, filter_cases, run_sync
 
     suites: Any = load_suites_or_exit(paths or [])
+    gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection
     cases = guard(lambda: filter_cases(suites, case, tag))
     if list_only:
         from proctor.cli._list import print_cases

@@ -49,6 +49,7 @@ class TrialResult:
     """Trace ids the agent returned, one per turn that had one."""
     error_type: str | None = None
     """The error's class when the conversation failed, e.g. `TargetUnreachable` or `TargetTimeout`."""
+    _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -60,7 +61,12 @@ class TrialResult:
         return [m.latency_ms for m in self.turns if m.role == "assistant" and m.latency_ms is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form."""
+        """Return the JSON form (computed once: a finished trial does not change)."""
+        if self._json is None:
+            self._json = self._build_dict()
+        return self._json
+
+    def _build_dict(self) -> dict[str, Any]:
         return {
             "trial": self.trial,
             "status": self.status,

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proctor.results import write_json, write_output
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"version": 1, "run_id": "r", "cases": [{"name": "a", "x": [1, 2]}, {"name": "é"}]},
+        {"version": 1, "cases": []},
+        {"cases": [{"a": 1}]},
+        {"version": 1},
+    ],
+)
+def test_results_json_round_trips_one_case_per_line(tmp_path: Path, data: dict[str, object]) -> None:
+    path = tmp_path / "r.json"
+    write_json(path, data)
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text) == data
+    if data.get("cases") and "version" in data:
+        assert text.count("\n    {") == len(data["cases"])  # type: ignore[arg-type]
+    assert not list(tmp_path.glob(".*.tmp"))  # written atomically, no temp file left
+
+
+def test_write_output_picks_junit_for_xml(tmp_path: Path) -> None:
+    run = {
+        "run_id": "r",
+        "cases": [
+            {
+                "name": "c",
+                "suite": "s",
+                "file": "s.yaml",
+                "trials": [
+                    {"trial": 1, "status": "error", "duration_ms": 5.0, "checks": [], "warnings": [], "error": "boom"}
+                ],
+            }
+        ],
+    }
+    write_output(tmp_path / "out.xml", run)
+    text = (tmp_path / "out.xml").read_text()
+    assert '<error message="boom"' in text and 'errors="1"' in text and 'failures="0"' in text
