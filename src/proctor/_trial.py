@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Awaitable
 
 import anyio
 
 from proctor.checks import CheckContext, CheckResult, run_check
+from proctor.checks._judging import Judge
 from proctor.errors import ProctorError, TargetTimeout
 from proctor.results import TrialResult
 from proctor.scoring import score_trial
@@ -23,22 +25,24 @@ def case_key(case: Case) -> str:
     return f"{case.file}::{case.name}"
 
 
-async def _checked(spec: AssertionSpec, context: CheckContext) -> CheckResult:
-    result = run_check(spec, context)
-    if inspect.isawaitable(result):
-        return await result
-    return result
+def _skipped(spec: AssertionSpec, turn: int | None, reason: str) -> CheckResult:
+    return CheckResult(spec.display_name(), spec.type, "skipped", None, spec.weight, reason, turn)
 
 
-async def run_trial(case: Case, trial: int, target: Target, context: SessionContext) -> TrialResult:
+async def run_trial(
+    case: Case, trial: int, target: Target, context: SessionContext, judge: Judge | None = None
+) -> TrialResult:
     """Run trial number `trial` of `case` against `target`.
 
     Never raises for agent problems: a target error or timeout ends the conversation, the trial's
     status becomes `error` with the reason, and checks of turns never sent are `skipped`.
+    Deterministic checks run as each reply arrives; judged checks (which call a model) run after the
+    conversation, in parallel, within the judge model's limits.
     """
     started = time.perf_counter()
     messages: list[Message] = []
-    checks: list[CheckResult] = []
+    checks: list[CheckResult | None] = []
+    pending: list[tuple[int, AssertionSpec, Awaitable[CheckResult]]] = []
     usage = Usage()
     retries = 0
     trace_ids: list[str] = []
@@ -68,9 +72,15 @@ async def run_trial(case: Case, trial: int, target: Target, context: SessionCont
                     usage = usage + reply.usage
                 if reply.trace_id:
                     trace_ids.append(reply.trace_id)
-                check_context = CheckContext(reply, index, messages, case.name)
-                for spec in turn.assert_:
-                    checks.append(await _checked(spec, check_context))
+                if turn.assert_:
+                    check_context = CheckContext(reply, index, list(messages), case.name, judge=judge)
+                    for spec in turn.assert_:
+                        result = run_check(spec, check_context)
+                        if inspect.isawaitable(result):
+                            pending.append((len(checks), spec, result))
+                            checks.append(None)
+                        else:
+                            checks.append(result)
         except ProctorError as exc:
             error = f"turn {sent + 1}: {exc}"
             error_type = type(exc).__name__
@@ -79,34 +89,35 @@ async def run_trial(case: Case, trial: int, target: Target, context: SessionCont
                 await session.aclose()
     for index in range(sent, len(case.turns)):
         for spec in case.turns[index].assert_:
-            checks.append(
-                CheckResult(
-                    spec.display_name(),
-                    spec.type,
-                    "skipped",
-                    None,
-                    spec.weight,
-                    f"not run: the conversation ended before turn {index + 1}",
-                    index,
-                )
-            )
+            checks.append(_skipped(spec, index, f"not run: the conversation ended before turn {index + 1}"))
     if case.rubric is not None:
         rubric_spec = AssertionSpec(type="rubric", name=f"rubric: {case.rubric.path.name}")
         if error is None:
-            context_all = CheckContext(None, None, messages, case.name, case.rubric)
-            checks.append(await _checked(rubric_spec, context_all))
+            context_all = CheckContext(None, None, list(messages), case.name, case.rubric, judge=judge)
+            result = run_check(rubric_spec, context_all)
+            if inspect.isawaitable(result):
+                pending.append((len(checks), rubric_spec, result))
+                checks.append(None)
+            else:
+                checks.append(result)
         else:
-            checks.append(
-                CheckResult(rubric_spec.display_name(), "rubric", "skipped", None, 1.0, "not run: conversation failed")
-            )
-    scored = score_trial(checks, pass_threshold=case.scoring.pass_threshold, conversation_error=error)
+            checks.append(_skipped(rubric_spec, None, "not run: the conversation failed"))
+    if pending:
+        if error is None:
+            await _run_pending(checks, pending)
+        else:  # no judging (nor paying for it) when the trial is an error anyway
+            for index, spec, awaitable in pending:
+                _discard(awaitable)
+                checks[index] = _skipped(spec, _checks_turn(spec, case), "not judged: the conversation failed")
+    done = [c for c in checks if c is not None]
+    scored = score_trial(done, pass_threshold=case.scoring.pass_threshold, conversation_error=error)
     return TrialResult(
         case_key=case_key(case),
         trial=trial,
         status=scored.status,
         score=scored.score,
         turns=messages,
-        checks=checks,
+        checks=done,
         error=error,
         warnings=list(scored.warnings),
         retries=retries,
@@ -115,3 +126,28 @@ async def run_trial(case: Case, trial: int, target: Target, context: SessionCont
         trace_ids=trace_ids,
         error_type=error_type,
     )
+
+
+async def _run_pending(
+    checks: list[CheckResult | None], pending: list[tuple[int, AssertionSpec, Awaitable[CheckResult]]]
+) -> None:
+    async def fill(index: int, awaitable: Awaitable[CheckResult]) -> None:
+        checks[index] = await awaitable
+
+    async with anyio.create_task_group() as group:
+        for index, _, awaitable in pending:
+            group.start_soon(fill, index, awaitable)
+
+
+def _discard(awaitable: Awaitable[CheckResult]) -> None:
+    close = getattr(awaitable, "close", None)
+    if close is not None:
+        close()  # a coroutine that will never run: close it so it is not reported as never awaited
+
+
+def _checks_turn(spec: AssertionSpec, case: Case) -> int | None:
+    """The turn an assertion belongs to (`None` for the rubric)."""
+    for index, turn in enumerate(case.turns):
+        if any(candidate is spec for candidate in turn.assert_):
+            return index
+    return None

@@ -12,10 +12,17 @@ exits with the error's `exit_code`. Anything else is a bug and keeps its traceba
     - TargetUnreachable        connection refused, DNS failure, reset
     - TargetHTTPError          the agent answered with a non-success HTTP status
     - TargetProtocolError      the agent answered, but not in the shape the target expects
+  + ModelError                 a model Proctor uses (judge, simulated user) failed     (exit 3)
+    - ModelUnavailable         the provider's SDK is not installed (names the extra)   (exit 2)
+    - ModelTimeout             no reply within the call's timeout
+    - ModelHTTPError           the provider answered with a non-success HTTP status; carries `status`
+    - ModelOutputError         the output is not valid for the requested type, even after the one
+                               repair round; carries every `raw_outputs`
+    - BudgetExceeded           the spending limit was reached, so no new model call starts
 ```
 
 A `TargetError` during a run never aborts the run: it becomes the trial's `error` status with the
-error's message as the reason.
+error's message as the reason. A `ModelError` in a judge makes that check `error`, never a score.
 """
 
 from __future__ import annotations
@@ -23,7 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "BudgetExceeded",
     "ConfigError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelOutputError",
+    "ModelTimeout",
+    "ModelUnavailable",
     "ProctorError",
     "SuiteError",
     "SuiteIssue",
@@ -110,3 +123,62 @@ class TargetHTTPError(TargetError):
 
 class TargetProtocolError(TargetError):
     """The agent answered, but the reply is not in the shape the target expects."""
+
+
+class ModelError(ProctorError):
+    """A model Proctor itself uses (judge, simulated user, matcher) failed or answered unusably."""
+
+    exit_code = 3
+    retryable: bool = False
+    """Whether the same request may succeed if sent again (connection errors, timeouts, 429, 5xx)."""
+
+
+class ModelUnavailable(ModelError):
+    """The provider's SDK is not installed; the message names the extra to install."""
+
+    exit_code = 2
+
+
+class ModelTimeout(ModelError):
+    """The model did not answer within the call's timeout."""
+
+    retryable = True
+
+
+class ModelHTTPError(ModelError):
+    """The provider answered with a non-success HTTP status."""
+
+    def __init__(self, message: str, status: int, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        """The HTTP status code."""
+        self.retry_after = retry_after
+        """Seconds the provider asked to wait (its `Retry-After` header), when given."""
+        self.retryable = status in (408, 409, 429) or status >= 500
+
+    @property
+    def status_code(self) -> int:
+        """The HTTP status code (the name `TargetHTTPError` uses)."""
+        return self.status
+
+
+class ModelOutputError(ModelError):
+    """The model's output could not be parsed or validated, even after the one repair round."""
+
+    def __init__(self, message: str, raw_outputs: list[str]) -> None:
+        super().__init__(message)
+        self.raw_outputs = raw_outputs
+        """Every raw output the model gave, in order."""
+
+
+class BudgetExceeded(ModelError):
+    """The spending limit was reached: no new model call is started."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, limit_usd: float, spent_usd: float) -> None:
+        super().__init__(message)
+        self.limit_usd = limit_usd
+        """The budget, in USD."""
+        self.spent_usd = spent_usd
+        """What had been spent when the call was refused, in USD."""

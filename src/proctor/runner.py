@@ -57,14 +57,36 @@ class RunOptions:
     """Write the journal and results file (off for library use that only wants the result)."""
     handle_sigint: bool = True
     """On Ctrl-C, stop starting trials, cancel running ones and return with status `interrupted`."""
+    judge: str | None = None
+    """The judge model (`provider/model`) for LLM-judged checks, overriding the suites' `judge:`."""
+    judge_concurrency: int | None = None
+    """Judge calls in flight at once (default: the suite's, else 8); separate from the agent's limits."""
+    judge_rpm: int | None = None
+    """Judge requests per minute (default: the suite's, else unlimited)."""
+    cache: bool = True
+    """Cache deterministic judge calls on disk (`--no-cache` turns it off); never used for the agent."""
+    cache_dir: Path | None = None
+    """Where the model cache lives (default `.proctor/cache`)."""
+    budget: float | None = None
+    """Stop starting new trials once model calls have cost this many USD (the run is then `aborted`)."""
+    prices: Path | None = None
+    """A JSON or YAML price table overriding the bundled one."""
 
     def __post_init__(self) -> None:
-        for name, low in (("concurrency", 1), ("max_connections", 1), ("trials", 1)):
+        for name, low in (
+            ("concurrency", 1),
+            ("max_connections", 1),
+            ("trials", 1),
+            ("judge_concurrency", 1),
+            ("judge_rpm", 1),
+        ):
             value = getattr(self, name)
             if value is not None and value < low:
                 raise ConfigError(f"{name} must be >= {low}, got {value}")
         if self.timeout is not None and self.timeout <= 0:
             raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout}")
+        if self.budget is not None and self.budget <= 0:
+            raise ConfigError(f"budget must be > 0 USD, got {self.budget}")
 
 
 class RunObserver(Protocol):
@@ -190,6 +212,9 @@ async def run(
         targets[key] = by_spec[identity]
     target_names = sorted({t.name for t in by_spec.values()})
 
+    models = _ModelServices(options) if any(_needs_judge(c) for c in planned_cases) or options.budget else None
+    judges = {case_key(c): models.judge_for(c) if models else None for c in planned_cases}
+
     kept: dict[str, list[TrialResult]] = {case_key(c): [] for c in planned_cases}
     todo: list[tuple[Case, int]] = []
     for case in planned_cases:
@@ -243,11 +268,14 @@ async def run(
     if observer is not None:
         observer.started(len(todo), sum(len(v) for v in kept.values()))
 
-    state = {"interrupted": False}
+    state = {"interrupted": False, "budget": False}
     work: Iterator[tuple[Case, int]] = iter(todo)
 
     async def worker() -> None:
         for case, number in work:
+            if models is not None and models.budget is not None and models.budget.exhausted:
+                state["budget"] = True
+                return
             key = case_key(case)
             context = SessionContext(
                 case=case.name,
@@ -256,7 +284,9 @@ async def run(
                 timeout=case.timeout,
                 variables={"seed": _trial_seed(options.seed, key, number)},
             )
-            trial = await run_trial(case, number, targets[key], context)
+            trial = await run_trial(case, number, targets[key], context, judges[key])
+            if models is not None:
+                models.account_agent(trial, model)
             by_key[key].trials.append(trial)
             if journal is not None:
                 journal.record(case.name, str(case.file), trial)
@@ -275,7 +305,16 @@ async def run(
         with anyio.CancelScope(shield=True):
             for target in by_spec.values():
                 await target.aclose()
-    result.status = "interrupted" if state["interrupted"] else "complete"
+            if models is not None:
+                await models.aclose()
+    if state["interrupted"]:
+        result.status = "interrupted"
+    elif state["budget"]:
+        result.status = "aborted"
+        assert models is not None and models.budget is not None
+        result.reason = f"budget of ${models.budget.limit_usd:g} reached (spent ${models.budget.spent_usd:.4f})"
+    else:
+        result.status = "complete"
     result.finished_at = _now().isoformat(timespec="seconds")
     data = result.to_dict()
     path: Path | None = None
@@ -342,3 +381,76 @@ def _unique(directory: Path, run_id: str) -> str:
         n += 1
         candidate = f"{run_id}-{n}"
     return candidate
+
+
+def _needs_judge(case: Case) -> bool:
+    from proctor.checks import registry
+
+    if case.rubric is not None:
+        return True
+    for turn in case.turns:
+        for spec in turn.assert_:
+            check, _ = registry.resolve(spec.type)
+            if check.needs_model:
+                return True
+    return False
+
+
+class _ModelServices:
+    """The models a run uses besides the agent: judges with their shared cache, ledger and budget."""
+
+    def __init__(self, options: RunOptions) -> None:
+        from proctor.models import Budget, ModelCache, UsageLedger, default_prices, load_prices
+
+        self.options = options
+        self.ledger = UsageLedger()
+        self.budget = Budget(options.budget) if options.budget is not None else None
+        self.prices = load_prices(options.prices) if options.prices is not None else default_prices()
+        self.cache = (
+            (ModelCache(options.cache_dir) if options.cache_dir is not None else ModelCache())
+            if options.cache
+            else None
+        )
+        self._judges: dict[tuple[Any, ...], Any] = {}
+
+    def judge_for(self, case: Case) -> Any:
+        """The `Judge` for a case, or `None` when no judge model is configured (judged checks skip)."""
+        from proctor.checks._judging import Judge
+        from proctor.models import ModelSettings, get_model
+
+        spec = case.judge
+        name = self.options.judge or (spec.model if spec is not None else None)
+        if name is None:
+            return None
+        prompts = dict(spec.prompts) if spec is not None else {}
+        concurrency = self.options.judge_concurrency or (spec.concurrency if spec is not None else 8)
+        rpm = self.options.judge_rpm or (spec.rpm if spec is not None else None)
+        key = (name, tuple(sorted(prompts.items())), case.file.parent, concurrency, rpm)
+        if key not in self._judges:
+            settings = ModelSettings(
+                concurrency=concurrency,
+                rpm=rpm,
+                cache=self.cache,
+                ledger=self.ledger,
+                budget=self.budget,
+                prices=self.prices,
+            )
+            try:
+                judge = Judge(get_model(name, settings=settings), prompts, case.file.parent)
+            except OSError as exc:
+                raise ConfigError(f"judge prompts of {case.file}: {exc}") from None
+            self._judges[key] = judge
+        return self._judges[key]
+
+    def account_agent(self, trial: TrialResult, model: str | None) -> None:
+        """Record the agent's tokens (and cost, when the model's price is known) for the trial."""
+        cost = self.prices.cost(model, trial.usage) if model else None
+        trial.agent_cost_usd = cost
+        self.ledger.record("agent", model or "agent", trial.usage, cost)
+        if self.budget is not None:
+            self.budget.charge(cost)
+
+    async def aclose(self) -> None:
+        """Close the judge models' connections."""
+        for judge in self._judges.values():
+            await judge.model.aclose()

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from proctor.checks import CheckContext, CheckResult, registry, run_check
 from proctor.suite import AssertionSpec
 from proctor.transcript import AgentReply
@@ -49,6 +51,11 @@ def test_latency() -> None:
     assert slow.status == "failed"
 
 
-def test_llm_rubric_is_skipped_without_a_judge_never_scored() -> None:
-    result = check("llm-rubric", "Is polite", "hello")
-    assert (result.status, result.score, result.reason) == ("skipped", None, "no judge model configured")
+@pytest.mark.anyio
+async def test_llm_rubric_is_skipped_without_a_judge_never_scored() -> None:
+    spec = AssertionSpec.model_validate({"type": "llm-rubric", "value": "Is polite"}, context={"checks": registry})
+    pending = run_check(spec, CheckContext(AgentReply("hello"), 0, [], "case"))
+    assert not isinstance(pending, CheckResult)  # judged checks are async
+    result = await pending
+    assert (result.status, result.score) == ("skipped", None)
+    assert result.reason.startswith("no judge model configured: pass --judge provider/model")

@@ -1,6 +1,6 @@
 """Checks: every check type, a registry by name, and the one `CheckResult` shape."""
 
-from proctor.checks import _format, _judges, _text, _timing  # noqa: F401  # register built-ins
+from proctor.checks import _format, _geval, _judges, _text, _timing  # noqa: F401  # register built-ins
 from proctor.checks._registry import (
     NEGATION_PREFIX,
     CheckContext,

@@ -1,43 +1,192 @@
-"""LLM-judged checks: `llm-rubric` on a reply and `rubric` over the whole conversation.
+"""LLM-judged checks: `llm-rubric`, `rubric`, and the five pointwise judges.
 
-They are recognised and validated now; until a judge model is configured they report `skipped` with
-the reason, never a guessed score.
+`llm-rubric` grades one reply, `rubric` the whole conversation against a rubric file, and the pointwise
+judges (`relevance`, `faithfulness`, `coherence`, `completeness`, `instruction`) score a reply 0..1.
+
+With no judge model configured they are `skipped` with a hint saying how to configure one; a judge that
+fails is an `error` with its reason and raw output. Never a guessed score.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from proctor.checks._judging import judge_error, no_judge
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
 from proctor.suite import AssertionSpec
 
-__all__ = ["NO_JUDGE_REASON"]
+__all__ = ["POINTWISE_JUDGES", "CriterionVerdict", "PointwiseVerdict", "RubricFileVerdict", "RubricVerdict"]
 
-NO_JUDGE_REASON = "no judge model configured"
+DEFAULT_THRESHOLD = 0.7
+"""Pointwise judges pass at this score unless `options.threshold` says otherwise (the Go seed's default)."""
 
 
-def _skipped(spec: AssertionSpec, context: CheckContext) -> CheckResult:
+class RubricVerdict(BaseModel):
+    """The judge's answer for `llm-rubric`."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    reason: str
+    """Why, citing the reply."""
+    passed: bool = Field(alias="pass")
+    """Whether the criterion is met."""
+    score: float = Field(ge=0, le=1)
+    """How well, 0..1."""
+
+
+class CriterionVerdict(BaseModel):
+    """One rubric criterion's verdict."""
+
+    name: str
+    passed: bool
+    explanation: str
+
+
+class RubricFileVerdict(BaseModel):
+    """The judge's answer for a rubric file."""
+
+    criteria: list[CriterionVerdict] = Field(min_length=1)
+    """Per-criterion verdicts, in rubric order."""
+    score: float = Field(ge=0, le=1)
+    """The judge's overall score (kept in the details; the check's score is the share of criteria met)."""
+
+
+class PointwiseVerdict(BaseModel):
+    """The answer of a pointwise judge."""
+
+    reason: str
+    score: float = Field(ge=0, le=1)
+
+
+def _threshold(spec: AssertionSpec, default: float) -> float:
+    value = spec.options.threshold
+    return default if value is None else value
+
+
+def _query(context: CheckContext) -> str:
+    """The user message the checked reply answers."""
+    for message in reversed(context.transcript[:-1] if context.reply is not None else context.transcript):
+        if message.role == "user":
+            return message.content
+    return ""
+
+
+async def _llm_rubric(spec: AssertionSpec, context: CheckContext) -> CheckResult:
+    name, turn = spec.display_name(), context.turn
+    if context.judge is None:
+        return no_judge(name, spec.type, spec.weight, turn)
+    if context.reply is None:
+        raise ValueError("llm-rubric needs a turn's reply")
+    variables = {"criterion": spec.value, "reply": context.reply.text, "transcript": context.transcript}
+    try:
+        verdict, call = await context.judge.structured("llm-rubric", variables, RubricVerdict)
+    except Exception as exc:  # a judge failure is an error result, never a score
+        return judge_error(name, spec.type, spec.weight, turn, exc)
+    threshold = spec.options.threshold
+    passed = verdict.passed if threshold is None else verdict.score >= threshold
     return CheckResult(
-        name=spec.display_name(),
-        type=spec.type,
-        status="skipped",
-        score=None,
-        weight=spec.weight,
-        reason=NO_JUDGE_REASON,
-        turn=context.turn,
+        name,
+        spec.type,
+        "passed" if passed else "failed",
+        verdict.score,
+        spec.weight,
+        f"judge: {verdict.reason}",
+        turn,
+        {"judge": call.to_details(), "verdict": {"pass": verdict.passed, "score": verdict.score}},
     )
 
+
+async def _rubric(spec: AssertionSpec, context: CheckContext) -> CheckResult:
+    name = spec.display_name()
+    if context.judge is None:
+        return no_judge(name, "rubric", spec.weight, None)
+    if context.rubric is None:
+        raise ValueError("the rubric check needs the case's rubric file")
+    variables = {"rubric": context.rubric.text, "transcript": context.transcript}
+    try:
+        verdict, call = await context.judge.structured("rubric", variables, RubricFileVerdict)
+    except Exception as exc:
+        return judge_error(name, "rubric", spec.weight, None, exc)
+    met = [c for c in verdict.criteria if c.passed]
+    unmet = [c for c in verdict.criteria if not c.passed]
+    score = len(met) / len(verdict.criteria)
+    reason = f"{len(met)} of {len(verdict.criteria)} rubric criteria met"
+    if unmet:
+        reason += "; not met: " + "; ".join(f"{c.name} ({c.explanation})" for c in unmet[:3])
+    return CheckResult(
+        name,
+        "rubric",
+        "passed" if not unmet else "failed",
+        score,
+        spec.weight,
+        reason,
+        None,
+        {
+            "judge": call.to_details(),
+            "criteria": [c.model_dump() for c in verdict.criteria],
+            "judge_score": verdict.score,
+        },
+    )
+
+
+def _pointwise(kind: str, *, needs_context: bool) -> Any:
+    async def check(spec: AssertionSpec, context: CheckContext) -> CheckResult:
+        name, turn = spec.display_name(), context.turn
+        if context.judge is None:
+            return no_judge(name, spec.type, spec.weight, turn)
+        if context.reply is None:
+            raise ValueError(f"{kind} needs a turn's reply")
+        if needs_context and not spec.value:
+            return CheckResult(
+                name,
+                spec.type,
+                "skipped",
+                None,
+                spec.weight,
+                f"{kind} needs context to check the answer against: give it as the check's value",
+                turn,
+            )
+        variables = {"query": _query(context), "answer": context.reply.text, "context": spec.value or ""}
+        try:
+            verdict, call = await context.judge.structured(kind, variables, PointwiseVerdict)
+        except Exception as exc:
+            return judge_error(name, spec.type, spec.weight, turn, exc)
+        threshold = _threshold(spec, DEFAULT_THRESHOLD)
+        return CheckResult(
+            name,
+            spec.type,
+            "passed" if verdict.score >= threshold else "failed",
+            verdict.score,
+            spec.weight,
+            f"judge: {verdict.reason} (score {verdict.score:.2f}, threshold {threshold:.2f})",
+            turn,
+            {"judge": call.to_details(), "threshold": threshold},
+        )
+
+    return check
+
+
+POINTWISE_JUDGES: dict[str, tuple[str, bool]] = {
+    "relevance": ("The answer addresses the user's query (judge, 0..1).", False),
+    "faithfulness": ("Every claim in the answer is supported by the context given as the value (judge).", True),
+    "coherence": ("The answer is internally consistent and clear (judge, 0..1).", False),
+    "completeness": ("The answer covers every part of the request (judge, 0..1).", False),
+    "instruction": ("The answer follows the user's instructions; optional value: the instructions (judge).", False),
+}
+"""The Go Eval Agent's pointwise judges: name -> (description, needs context)."""
+
+_TEXT = TypeAdapter(Annotated[str, Field(min_length=1)])
 
 registry.register(
     CheckType(
         "llm-rubric",
         "judges",
         "An LLM judge grades the reply against the criteria given as the value.",
-        _skipped,
-        value=TypeAdapter(Annotated[str, Field(min_length=1)]),
+        _llm_rubric,
+        value=_TEXT,
         negatable=False,
         needs_model=True,
     )
@@ -47,9 +196,22 @@ registry.register(
         "rubric",
         "judges",
         "An LLM judge grades the whole conversation against the case's rubric file (`rubric:`).",
-        _skipped,
+        _rubric,
         negatable=False,
         needs_model=True,
         scope="conversation",
     )
 )
+for _kind, (_description, _needs_context) in POINTWISE_JUDGES.items():
+    registry.register(
+        CheckType(
+            _kind,
+            "judges",
+            _description,
+            _pointwise(_kind, needs_context=_needs_context),
+            value=_TEXT,
+            value_required=False,
+            negatable=False,
+            needs_model=True,
+        )
+    )

@@ -10,14 +10,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
 from proctor.checks._result import CheckResult
 from proctor.suite import AssertionSpec, Rubric
 from proctor.transcript import AgentReply, Message
+
+if TYPE_CHECKING:
+    from proctor.checks._judging import Judge
 
 __all__ = [
     "NEGATION_PREFIX",
@@ -47,6 +49,8 @@ class CheckContext:
     """The case name."""
     rubric: Rubric | None = None
     """The case's rubric file, for the `rubric` check."""
+    judge: Judge | None = None
+    """The judge model for LLM-judged checks; `None` when none is configured (they are then skipped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +189,8 @@ class CheckRegistry:
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
+        from importlib.metadata import entry_points
+
         for entry in entry_points(group="proctor.checks"):
             loaded = entry.load()
             for check in loaded if isinstance(loaded, list | tuple) else [loaded]:

@@ -91,6 +91,10 @@ def _console() -> Console:
     return console
 
 
+def _usd(value: float | None) -> str:
+    return "cost unknown (no price for the model)" if value is None else f"${value:.4f}"
+
+
 def _fmt(value: float | None, spec: str = ".2f") -> str:
     return "-" if value is None else format(value, spec)
 
@@ -158,8 +162,18 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
         line += f", {checks['skipped']} skipped ({'; '.join(reasons[:3])})"
     if summary["retries"]:
         line += f"; {summary['retries']} agent calls retried"
+    costs = summary.get("costs") or {}
+    judge = costs.get("judge") or {}
+    if judge.get("calls"):
+        line += (
+            f"; judge: {judge['calls']} calls ({judge['cached_calls']} cached), "
+            f"{judge['prompt'] + judge['completion']} tokens, {_usd(judge['cost_usd'])}"
+        )
+    agent_cost = (costs.get("agent") or {}).get("cost_usd")
+    if agent_cost is not None:
+        line += f"; agent: {_usd(agent_cost)}"
     if data["status"] != "complete":
-        line += f" [yellow]- run {data['status']}[/yellow]"
+        line += f" [yellow]- run {data['status']}{': ' + data['reason'] if data.get('reason') else ''}[/yellow]"
     console.print(line)
     if path is not None:
         console.print(f"results: {path}")
@@ -226,6 +240,8 @@ def exit_code(data: dict[str, Any]) -> int:
     """The exit code the results call for (always computed from the written data)."""
     if data["status"] == "interrupted":
         return EXIT_INTERRUPTED
+    if data["status"] == "aborted":  # e.g. the budget was reached: the run could not complete
+        return EXIT_UNREACHABLE
     trials = [t for c in data["cases"] for t in c["trials"]]
     if trials and all(t["status"] == "error" and t.get("error_type") in TARGET_ERRORS for t in trials):
         return EXIT_UNREACHABLE

@@ -89,6 +89,30 @@ def run_command(
     ),
     gateway: str | None = typer.Option(None, "--gateway", "-g", envvar="PROCTOR_GATEWAY", help="Lobu gateway URL."),
     agent: str | None = typer.Option(None, "--agent", "-a", envvar="PROCTOR_AGENT", help="Lobu agent id."),
+    judge: str | None = typer.Option(
+        None,
+        "--judge",
+        envvar="PROCTOR_JUDGE_MODEL",
+        help="Judge model for LLM-judged checks, provider/model (e.g. openai/gpt-4.1-mini, ollama/llama3.1).",
+    ),
+    judge_concurrency: int | None = typer.Option(
+        None, "--judge-concurrency", envvar="PROCTOR_JUDGE_CONCURRENCY", min=1, help="Judge calls in flight."
+    ),
+    judge_rpm: int | None = typer.Option(
+        None, "--judge-rpm", envvar="PROCTOR_JUDGE_RPM", min=1, help="Judge requests per minute."
+    ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", envvar="PROCTOR_NO_CACHE", help="Do not read or write the judge call cache."
+    ),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Model call cache (default .proctor/cache)."
+    ),
+    budget: float | None = typer.Option(
+        None, "--budget", envvar="PROCTOR_BUDGET", min=0.000001, help="Stop starting trials past this USD spend."
+    ),
+    prices: Path | None = typer.Option(
+        None, "--prices", envvar="PROCTOR_PRICES", help="JSON/YAML price table overriding the bundled one."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
 ) -> None:
@@ -119,6 +143,13 @@ def run_command(
             seed=seed,
             results_dir=results_dir or (None if resume else default_dir),
             resume=Path(resume) if resume else None,
+            judge=judge,
+            judge_concurrency=judge_concurrency,
+            judge_rpm=judge_rpm,
+            cache=not no_cache,
+            cache_dir=cache_dir,
+            budget=budget,
+            prices=prices,
         )
     )
     if options.resume is not None and options.results_dir is None and not options.resume.exists():

@@ -49,12 +49,43 @@ class TrialResult:
     """Trace ids the agent returned, one per turn that had one."""
     error_type: str | None = None
     """The error's class when the conversation failed, e.g. `TargetUnreachable` or `TargetTimeout`."""
+    agent_cost_usd: float | None = None
+    """What the agent's tokens cost, when the evaluated model's price is known."""
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
         """Whether the trial passed."""
         return self.status == "passed"
+
+    def costs(self) -> dict[str, dict[str, Any]]:
+        """Tokens and USD by role: the agent's, and the judges' (summed from the judged checks)."""
+        judge = _zero_costs()
+        for check in self.checks:
+            call = check.details.get("judge") if check.details else None
+            if call:
+                _add_costs(
+                    judge,
+                    {
+                        "calls": call.get("calls", 1),
+                        "cached_calls": call.get("calls", 1) if call.get("cached") else 0,
+                        "prompt": call["usage"]["prompt"],
+                        "completion": call["usage"]["completion"],
+                        "cost_usd": call.get("cost_usd"),
+                    },
+                )
+        agent = _zero_costs()
+        _add_costs(
+            agent,
+            {
+                "calls": sum(1 for m in self.turns if m.role == "assistant"),
+                "cached_calls": 0,
+                "prompt": self.usage.prompt_tokens,
+                "completion": self.usage.completion_tokens,
+                "cost_usd": self.agent_cost_usd,
+            },
+        )
+        return {"agent": agent, "judge": judge}
 
     def latencies(self) -> list[float]:
         """Latency of each assistant reply, in ms."""
@@ -78,6 +109,7 @@ class TrialResult:
             "retries": self.retries,
             "duration_ms": round(self.duration_ms, 3),
             "tokens": self.usage.to_dict(),
+            "costs": self.costs(),
             "trace_ids": self.trace_ids,
             "turns": [m.to_dict() for m in self.turns],
             "checks": [c.to_dict() for c in self.checks],
@@ -112,6 +144,7 @@ class TrialResult:
             usage=Usage(tokens.get("prompt", 0), tokens.get("completion", 0)),
             trace_ids=list(data.get("trace_ids") or []),
             error_type=data.get("error_type"),
+            agent_cost_usd=((data.get("costs") or {}).get("agent") or {}).get("cost_usd"),
         )
 
 
@@ -164,9 +197,29 @@ class CaseResult:
             },
             "latency_ms": {"p50": _round(p50, 3), "p95": _round(p95, 3)},
             "tokens": usage.to_dict(),
+            "costs": _sum_costs(t.to_dict()["costs"] for t in trials),
             "retries": sum(t.retries for t in trials),
             "trials": [t.to_dict() for t in trials],
         }
+
+
+def _zero_costs() -> dict[str, Any]:
+    return {"calls": 0, "cached_calls": 0, "prompt": 0, "completion": 0, "cost_usd": None}
+
+
+def _add_costs(total: dict[str, Any], part: dict[str, Any]) -> None:
+    for key in ("calls", "cached_calls", "prompt", "completion"):
+        total[key] += part.get(key, 0)
+    if part.get("cost_usd") is not None:  # unknown prices stay unknown (None), never a silent 0
+        total["cost_usd"] = round((total["cost_usd"] or 0.0) + part["cost_usd"], 8)
+
+
+def _sum_costs(items: Any) -> dict[str, dict[str, Any]]:
+    totals: dict[str, dict[str, Any]] = {}
+    for costs in items:
+        for role, part in costs.items():
+            _add_costs(totals.setdefault(role, _zero_costs()), part)
+    return totals or {"agent": _zero_costs(), "judge": _zero_costs()}
 
 
 def _round(value: float | None, digits: int = 6) -> float | None:
@@ -195,6 +248,8 @@ class RunResult:
     """The `--seed`, if given."""
     planned_trials: int = 0
     """Trials the run planned (finished ones are in the cases)."""
+    reason: str | None = None
+    """Why the run stopped early (`aborted`), e.g. the budget was reached."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON form."""
@@ -208,6 +263,7 @@ class RunResult:
             "version": RESULTS_VERSION,
             "run_id": self.run_id,
             "status": self.status,
+            "reason": self.reason,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "model": self.model,
@@ -234,6 +290,7 @@ class RunResult:
                     (Usage(c["tokens"]["prompt"], c["tokens"]["completion"]) for c in cases), Usage()
                 ).to_dict(),
                 "retries": sum(c["retries"] for c in cases),
+                "costs": _sum_costs(c["costs"] for c in cases),
             },
             "cases": cases,
         }

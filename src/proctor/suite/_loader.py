@@ -330,6 +330,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 description=case.description if not is_single else spec.description,
                 rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                 target=spec.target,
+                judge=spec.judge,
             )
         )
     if issues:

@@ -26,6 +26,7 @@ __all__ = [
     "AssertionSpec",
     "CaseSpec",
     "CheckCatalog",
+    "JudgeSpec",
     "ScoringSpec",
     "SuiteFileSpec",
     "TurnSpec",
@@ -62,6 +63,8 @@ class AssertionOptions(_Strict):
 
     case_insensitive: bool | None = None
     """Compare ignoring case. Default: false for text checks, true for `regex` (as Lobu)."""
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    """For scored judges: the score (0..1) at which the check passes."""
 
 
 class AssertionSpec(_Strict):
@@ -122,6 +125,26 @@ class ScoringSpec(_Strict):
     """Minimum fraction of passing trials for the case to pass."""
 
 
+class JudgeSpec(_Strict):
+    """The judge model for LLM-judged checks (`--judge` and `PROCTOR_JUDGE_MODEL` override `model`).
+
+    Example:
+        ```yaml
+        judge: openai/gpt-4.1-mini            # short form
+        judge: {model: ollama/llama3.1, concurrency: 4, prompts: {relevance: prompts/relevance.j2}}
+        ```
+    """
+
+    model: str = Field(pattern=r"^[A-Za-z0-9_.-]+/.+$")
+    """`provider/model`, e.g. `openai/gpt-4.1-mini`; never the agent under test unless you name it."""
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """Prompt template overrides by check type: a Jinja file (relative to the suite) or the text itself."""
+    concurrency: int = Field(default=8, ge=1)
+    """Judge calls in flight at once (separate from the agent's limits)."""
+    rpm: int | None = Field(default=None, ge=1)
+    """Judge requests per minute, if the provider limits them."""
+
+
 class _CaseFields(_Strict):
     name: str | None = None
     description: str | None = None
@@ -152,11 +175,18 @@ class SuiteFileSpec(_CaseFields):
     """Several cases; file-level fields are their defaults."""
     target: TargetSpec | None = None
     """The agent to evaluate; `--target` overrides it."""
+    judge: JudgeSpec | None = None
+    """The judge model for LLM-judged checks."""
 
     @field_validator("target", mode="before")
     @classmethod
     def _target_string(cls, value: Any) -> Any:
         return parse_target_string(value) if isinstance(value, str) else value
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _judge_string(cls, value: Any) -> Any:
+        return {"model": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _turns_or_cases(self) -> SuiteFileSpec:

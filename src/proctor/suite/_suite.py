@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proctor.suite._model import ScoringSpec, TurnSpec
+from proctor.suite._model import JudgeSpec, ScoringSpec, TurnSpec
 from proctor.suite._targets import TargetSpec
 
 __all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TRIALS", "Case", "Rubric", "Suite"]
@@ -52,6 +52,8 @@ class Case:
     """A rubric over the whole conversation, blended 50/50 with the assertions."""
     target: TargetSpec | None = None
     """The target named in the file, if any."""
+    judge: JudgeSpec | None = None
+    """The judge named in the file, if any."""
 
     @property
     def check_count(self) -> int:

@@ -14,13 +14,40 @@ Example:
     ```
 """
 
-from proctor.targets._base import Session, SessionContext, Target, TargetFactory
-from proctor.targets._http import HttpTarget
-from proctor.targets._http_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_RETRY, RetryPolicy
-from proctor.targets._lobu import LobuTarget
-from proctor.targets._openai import OpenAITarget
-from proctor.targets._python import PythonTarget
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from proctor.targets._base import DEFAULT_MAX_CONNECTIONS, Session, SessionContext, Target, TargetFactory
 from proctor.targets._registry import ENTRY_POINT_GROUP, build_target, register_target, target_types
+
+if TYPE_CHECKING:
+    from proctor.targets._http import HttpTarget
+    from proctor.targets._http_client import DEFAULT_RETRY, RetryPolicy
+    from proctor.targets._lobu import LobuTarget
+    from proctor.targets._openai import OpenAITarget
+    from proctor.targets._python import PythonTarget
+
+# Concrete targets load on first use, so a run against a `python` target never imports httpx.
+_LAZY = {
+    "HttpTarget": "proctor.targets._http",
+    "LobuTarget": "proctor.targets._lobu",
+    "OpenAITarget": "proctor.targets._openai",
+    "PythonTarget": "proctor.targets._python",
+    "RetryPolicy": "proctor.targets._http_client",
+    "DEFAULT_RETRY": "proctor.targets._http_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor.targets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",

@@ -12,7 +12,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from proctor.transcript import AgentReply
 
-__all__ = ["Session", "SessionContext", "Target", "TargetFactory"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "Session", "SessionContext", "Target", "TargetFactory"]
+
+DEFAULT_MAX_CONNECTIONS = 16
+"""Connections one target may open at once unless the run says otherwise."""
 
 
 @dataclass(frozen=True, slots=True)

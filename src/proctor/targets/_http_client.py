@@ -32,6 +32,7 @@ from proctor.errors import (
     TargetTimeout,
     TargetUnreachable,
 )
+from proctor.targets._base import DEFAULT_MAX_CONNECTIONS
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
@@ -45,9 +46,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("proctor.targets")
-
-DEFAULT_MAX_CONNECTIONS = 16
-"""Default size of a target's connection pool."""
 
 _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

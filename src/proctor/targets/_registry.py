@@ -13,21 +13,16 @@ called with the spec, plus `max_connections=` when the factory accepts that keyw
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from proctor.errors import ConfigError
 from proctor.suite._targets import TargetSpec
-from proctor.targets._base import Target, TargetFactory
-from proctor.targets._http import HttpTarget
-from proctor.targets._http_client import DEFAULT_MAX_CONNECTIONS
-from proctor.targets._lobu import LobuTarget
-from proctor.targets._openai import OpenAITarget
-from proctor.targets._python import PythonTarget
+from proctor.targets._base import DEFAULT_MAX_CONNECTIONS, Target, TargetFactory
 
 __all__ = ["ENTRY_POINT_GROUP", "build_target", "register_target", "target_types"]
 
@@ -71,6 +66,8 @@ def _spec_type(spec: Any) -> str:
 
 
 def _load_plugin(name: str) -> TargetFactory | None:
+    from importlib.metadata import entry_points
+
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == name:
             try:
@@ -130,11 +127,22 @@ def build_target(spec: Any, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -
     return factory(spec)
 
 
+def _builtin(module: str, attribute: str) -> TargetFactory:
+    """A factory that imports its module on first use: the `python` target never loads httpx or Jinja."""
+
+    def factory(spec: Any, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Target:
+        cls = getattr(importlib.import_module(module), attribute)
+        return cls(spec, max_connections=max_connections)  # type: ignore[no-any-return]
+
+    factory.__qualname__ = factory.__name__ = attribute
+    return factory
+
+
 _BUILTINS: dict[str, TargetFactory] = {
-    "openai": OpenAITarget,
-    "http": HttpTarget,
-    "lobu": LobuTarget,
-    "python": PythonTarget,
+    "openai": _builtin("proctor.targets._openai", "OpenAITarget"),
+    "http": _builtin("proctor.targets._http", "HttpTarget"),
+    "lobu": _builtin("proctor.targets._lobu", "LobuTarget"),
+    "python": _builtin("proctor.targets._python", "PythonTarget"),
 }
 for _name, _factory in _BUILTINS.items():
     register_target(_name, _factory)

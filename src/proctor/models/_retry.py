@@ -1,0 +1,195 @@
+"""Retries for model calls: exponential back-off with jitter, honouring `Retry-After` (tenacity).
+
+The same idea as the targets' retries, kept separate because `models/` may not import `targets/`.
+Also maps SDK exceptions (Anthropic, Gemini, botocore, LiteLLM) to Proctor's `ModelError`s by duck
+typing, so no SDK has to be imported to classify its errors.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+import anyio
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from proctor.errors import ModelError, ModelHTTPError, ModelTimeout
+
+__all__ = ["RetryPolicy", "call_with_retries", "map_sdk_error", "parse_retry_after"]
+
+logger = logging.getLogger("proctor.models")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How retryable failures (429, 5xx, timeouts, connection errors) are retried."""
+
+    max_retries: int = 3
+    """Re-sends after the first attempt; 0 disables retrying."""
+    initial_wait: float = 0.5
+    """First back-off in seconds; it doubles on each retry, plus up to this much random jitter."""
+    max_wait: float = 20.0
+    """Longest exponential back-off in seconds."""
+    max_retry_after: float = 120.0
+    """Longest wait honoured from a `Retry-After` header, in seconds."""
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Read how long a provider asked to wait, from `retry-after-ms` or `Retry-After` (seconds or a date).
+
+    Args:
+        headers: Response headers (case-insensitive mapping, or a plain dict with lowercase keys).
+
+    Returns:
+        Seconds to wait, or `None` when the headers do not say.
+    """
+    if not headers:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _Wait:
+    """Exponential back-off with jitter, unless the provider said how long to wait."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self._policy = policy
+
+    def __call__(self, state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        policy = self._policy
+        if isinstance(failure, ModelHTTPError) and failure.retry_after is not None:
+            return min(failure.retry_after, policy.max_retry_after)
+        backoff = min(policy.max_wait, policy.initial_wait * 2.0 ** (state.attempt_number - 1))
+        return backoff + random.uniform(0, policy.initial_wait)
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ModelError) and exc.retryable
+
+
+def _log_retry(state: RetryCallState) -> None:
+    failure = state.outcome.exception() if state.outcome is not None else None
+    wait = state.next_action.sleep if state.next_action is not None else 0.0
+    logger.debug("model call: retrying in %.2f s after attempt %d: %s", wait, state.attempt_number, failure)
+
+
+async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy) -> tuple[T, int]:
+    """Run `attempt` until it succeeds, retrying retryable `ModelError`s.
+
+    Args:
+        attempt: Makes one attempt.
+        policy: How often and how long to retry.
+
+    Returns:
+        The result and how many retries it took.
+
+    Raises:
+        ModelError: A non-retryable failure, or the last failure once retries are used up (its message
+            then says how many retries were made).
+    """
+    retrying = AsyncRetrying(
+        sleep=anyio.sleep,
+        stop=stop_after_attempt(policy.max_retries + 1),
+        wait=_Wait(policy),
+        retry=retry_if_exception(_retryable),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+    retries = 0
+    try:
+        async for state in retrying:
+            with state:
+                retries = state.retry_state.attempt_number - 1
+                result = await attempt()
+    except ModelError as exc:
+        if retries and exc.retryable:
+            exc.args = (f"{exc} (after {retries} retr{'y' if retries == 1 else 'ies'})",)
+        raise
+    return result, retries
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status", "code"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int) and 100 <= value <= 599:
+            return value
+    response = getattr(exc, "response", None)
+    if isinstance(response, Mapping):  # botocore ClientError
+        meta = response.get("ResponseMetadata") or {}
+        status = meta.get("HTTPStatusCode")
+        if isinstance(status, int):
+            return status
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
+    response = getattr(exc, "response", None)
+    if isinstance(response, Mapping):
+        meta = response.get("ResponseMetadata") or {}
+        headers = meta.get("HTTPHeaders")
+        return headers if isinstance(headers, Mapping) else None
+    headers = getattr(response, "headers", None)
+    return headers if isinstance(headers, Mapping) else None
+
+
+def _throttled(exc: BaseException) -> bool:
+    response = getattr(exc, "response", None)
+    if isinstance(response, Mapping):
+        code = (response.get("Error") or {}).get("Code", "")
+        return code in ("ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException")
+    return False
+
+
+def map_sdk_error(exc: BaseException, where: str) -> ModelError | None:
+    """Turn an SDK exception into the matching `ModelError`, judged by its class name and attributes.
+
+    Args:
+        exc: What the SDK raised.
+        where: The model's name, for the message.
+
+    Returns:
+        `ModelTimeout`, `ModelHTTPError`, a retryable `ModelError` for connection failures, or `None`
+        when `exc` does not look like a transport or API failure (a bug: let it propagate).
+    """
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    text = str(exc).strip() or type(exc).__name__
+    if len(text) > 300:
+        text = text[:300] + "..."
+    if any("Timeout" in name for name in names):
+        return ModelTimeout(f"{where}: no reply in time: {text}")
+    status = 429 if _throttled(exc) else _status_of(exc)
+    if status is not None:
+        error = ModelHTTPError(
+            f"{where}: the provider answered {status}: {text}", status, retry_after=parse_retry_after(_headers_of(exc))
+        )
+        return error
+    if any("Connection" in name or "Connect" in name for name in names) or isinstance(exc, OSError):
+        error_ = ModelError(f"{where}: connection failed: {text}")
+        error_.retryable = True
+        return error_
+    return None
