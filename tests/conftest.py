@@ -60,3 +60,15 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("PROCTOR_", "LOBU_")) or name in ("OPENAI_API_KEY", "GATEWAY_URL", "GATEWAY_PORT"):
             monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def model_server() -> Iterator[Any]:
+    """A scripted OpenAI-compatible model server on loopback (`servers.model_server`), for judge tests."""
+    from servers._serve import serve_app
+    from servers.model_server import ModelServer
+
+    server = ModelServer()
+    with serve_app(server.app()) as base_url:
+        server.base_url = base_url
+        yield server

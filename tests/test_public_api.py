@@ -8,7 +8,7 @@ import pytest
 
 import proctor
 
-PACKAGES = ["proctor", "proctor.suite", "proctor.checks", "proctor.targets", "proctor.results"]
+PACKAGES = ["proctor", "proctor.suite", "proctor.checks", "proctor.targets", "proctor.results", "proctor.models"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -21,7 +21,10 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time names load
     from proctor import checks
     from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, register_check
     from proctor.errors import (
+        BudgetExceeded,
         ConfigError,
+        ModelError,
+        ModelOutputError,
         ProctorError,
         SuiteError,
         TargetError,
@@ -41,6 +44,9 @@ __version__ = "0.1.0"
 # Importing `proctor` (or `proctor.cli` for `proctor --help`) must stay fast: public names are
 # resolved on first access (PEP 562), so HTTP clients, templates and schemas load only when used.
 _LAZY = {
+    "BudgetExceeded": "proctor.errors",
+    "ModelError": "proctor.errors",
+    "ModelOutputError": "proctor.errors",
     "AgentReply": "proctor.transcript",
     "Case": "proctor.suite",
     "CaseResult": "proctor.results",
@@ -95,6 +101,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AgentReply",
+    "BudgetExceeded",
     "Case",
     "CaseResult",
     "CheckContext",
@@ -102,6 +109,8 @@ __all__ = [
     "CheckType",
     "ConfigError",
     "Message",
+    "ModelError",
+    "ModelOutputError",
     "Outcome",
     "ProctorError",
     "RunObserver",

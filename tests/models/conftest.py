@@ -1,14 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from proctor.models import ModelCache, ModelSettings
-from servers._serve import serve_app
-from servers.model_server import ModelServer, Script
+from servers.model_server import Script
 
 _PROVIDER_ENV = (
     "OPENAI_BASE_URL",
@@ -20,14 +19,6 @@ _PROVIDER_ENV = (
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
 )
-
-
-@pytest.fixture(scope="session")
-def model_server() -> Iterator[ModelServer]:
-    server = ModelServer()
-    with serve_app(server.app()) as base_url:
-        server.base_url = base_url
-        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -108,7 +108,7 @@ def run_command(
         None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Model call cache (default .proctor/cache)."
     ),
     budget: float | None = typer.Option(
-        None, "--budget", envvar="PROCTOR_BUDGET", min=0.000001, help="Stop starting trials past this USD spend."
+        None, "--budget", envvar="PROCTOR_BUDGET", help="Stop starting trials past this USD spend."
     ),
     prices: Path | None = typer.Option(
         None, "--prices", envvar="PROCTOR_PRICES", help="JSON/YAML price table overriding the bundled one."

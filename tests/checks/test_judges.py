@@ -1,0 +1,146 @@
+"""LLM-judged checks against a real scripted OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.checks._judging import Judge
+from proctor.models import ModelSettings, get_model, prompt_hash
+from proctor.suite import AssertionSpec, Rubric
+from proctor.transcript import AgentReply, Message
+from servers.model_server import Reply, Script
+
+
+def judge_for(script: Script, **prompts: str) -> Judge:
+    settings = ModelSettings(
+        base_url=script.base_url, api_key="k", cache=None, retry_initial_wait=0.01, retry_max_wait=0.02
+    )
+    return Judge(get_model("openai/judge-test", settings=settings), prompts or None)
+
+
+async def judged(spec: dict[str, Any], judge: Judge | None, reply: str = "Paris is the capital.") -> CheckResult:
+    assertion = AssertionSpec.model_validate(spec, context={"checks": registry})
+    transcript = [Message("user", "What is the capital of France?"), Message("assistant", reply)]
+    pending = run_check(assertion, CheckContext(AgentReply(reply), 0, transcript, "case", judge=judge))
+    assert not isinstance(pending, CheckResult)
+    return await pending
+
+
+@pytest.mark.anyio
+async def test_llm_rubric_verdict_with_judge_details(model_server: Any) -> None:
+    script = model_server.script(Reply(json.dumps({"reason": "It names Paris.", "pass": True, "score": 0.9})))
+    result = await judged({"type": "llm-rubric", "value": "Names the capital", "weight": 2}, judge_for(script))
+    assert (result.status, result.score, result.weight) == ("passed", 0.9, 2)
+    assert result.reason == "judge: It names Paris."
+    judge = result.details["judge"]
+    assert judge["model"] == "openai/judge-test" and judge["template"] == "llm-rubric"
+    source = (Path(__file__).parents[2] / "src/proctor/checks/prompts/llm-rubric.j2").read_text()
+    assert judge["template_sha"] == prompt_hash(source)
+    assert judge["usage"] == {"prompt": 100, "completion": 20}
+    (request,) = script.bodies
+    assert request["model"] == "judge-test" and request["temperature"] == 0
+    assert request["response_format"]["type"] == "json_schema"
+    prompt = request["messages"][1]["content"]
+    assert "Names the capital" in prompt and "Paris is the capital." in prompt
+
+
+@pytest.mark.anyio
+async def test_threshold_overrides_the_judges_pass(model_server: Any) -> None:
+    script = model_server.script(Reply(json.dumps({"reason": "meh", "pass": True, "score": 0.6})))
+    result = await judged({"type": "llm-rubric", "value": "x", "options": {"threshold": 0.8}}, judge_for(script))
+    assert (result.status, result.score) == ("failed", 0.6)
+
+
+@pytest.mark.anyio
+async def test_unusable_judge_output_is_an_error_with_raw_outputs(model_server: Any) -> None:
+    script = model_server.script(Reply("I think it's great!"), Reply("Still not JSON, sorry"))
+    result = await judged({"type": "llm-rubric", "value": "x"}, judge_for(script))
+    assert (result.status, result.score) == ("error", None)
+    assert result.reason.startswith("judge output could not be used")
+    assert result.details["raw_outputs"] == ["I think it's great!", "Still not JSON, sorry"]
+    second = script.bodies[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": "I think it's great!"}  # the retry shows its error
+
+
+@pytest.mark.anyio
+async def test_unreachable_judge_is_an_error_not_a_score(model_server: Any) -> None:
+    script = model_server.script(default=Reply(status=500, body={"error": "down"}))
+    result = await judged({"type": "relevance"}, judge_for(script))
+    assert (result.status, result.score) == ("error", None)
+    assert "judge could not run: ModelHTTPError" in result.reason
+    assert len(script.bodies) == 4  # 1 + 3 retries
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["relevance", "coherence", "completeness", "instruction", "faithfulness"])
+async def test_pointwise_judges(model_server: Any, kind: str) -> None:
+    script = model_server.script(Reply(json.dumps({"reason": "fine", "score": 0.75})))
+    value = "France's capital is Paris." if kind in ("faithfulness", "instruction") else None
+    result = await judged({"type": kind, "value": value}, judge_for(script))
+    assert (result.status, result.score) == ("passed", 0.75)
+    assert result.details["threshold"] == 0.7 and result.details["judge"]["template"] == kind
+    prompt = script.bodies[0]["messages"][1]["content"]
+    assert "What is the capital of France?" in prompt and "Paris is the capital." in prompt
+    if value:
+        assert value in prompt
+
+
+@pytest.mark.anyio
+async def test_faithfulness_without_context_is_skipped_not_zero(model_server: Any) -> None:
+    script = model_server.script()
+    result = await judged({"type": "faithfulness"}, judge_for(script))
+    assert (result.status, result.score) == ("skipped", None)
+    assert "needs context" in result.reason and script.bodies == []
+
+
+@pytest.mark.anyio
+async def test_rubric_file_scores_share_of_criteria_met(model_server: Any) -> None:
+    verdict = {
+        "criteria": [
+            {"name": "Direct", "passed": True, "explanation": "answers"},
+            {"name": "Format", "passed": False, "explanation": "no bullets"},
+            {"name": "Tone", "passed": True, "explanation": "polite"},
+            {"name": "Count", "passed": True, "explanation": "three"},
+        ],
+        "score": 0.9,
+    }
+    script = model_server.script(Reply(json.dumps(verdict)))
+    spec = AssertionSpec(type="rubric", name="rubric: tone.md")
+    rubric = Rubric(Path("tone.md"), "# Tone\n- Direct\n- Format\n")
+    context = CheckContext(
+        None, None, [Message("user", "hi"), Message("assistant", "hello")], "c", rubric, judge_for(script)
+    )
+    pending = run_check(spec, context)
+    assert not isinstance(pending, CheckResult)
+    result = await pending
+    assert (result.status, result.score) == ("failed", 0.75)
+    assert result.reason == "3 of 4 rubric criteria met; not met: Format (no bullets)"
+    assert result.details["judge_score"] == 0.9 and len(result.details["criteria"]) == 4
+    assert "# Tone" in script.bodies[0]["messages"][1]["content"]
+
+
+@pytest.mark.anyio
+async def test_prompt_override_is_used_and_hashed(model_server: Any, tmp_path: Path) -> None:
+    script = model_server.script(Reply(json.dumps({"reason": "ok", "score": 1.0})))
+    judge = judge_for(script, coherence="Custom coherence prompt for {{ answer }}. JSON please.")
+    result = await judged({"type": "coherence"}, judge)
+    assert (
+        script.bodies[0]["messages"][1]["content"] == "Custom coherence prompt for Paris is the capital.. JSON please."
+    )
+    assert result.details["judge"]["template_sha"] == prompt_hash(
+        "Custom coherence prompt for {{ answer }}. JSON please."
+    )
+
+
+@pytest.mark.anyio
+async def test_without_a_judge_every_judged_check_is_skipped_with_a_hint() -> None:
+    for kind in ("llm-rubric", "relevance", "g-eval"):
+        value = "criteria" if kind != "relevance" else None
+        result = await judged({"type": kind, "value": value}, None)
+        assert (result.status, result.score) == ("skipped", None)
+        assert "--judge" in result.reason and "PROCTOR_JUDGE_MODEL" in result.reason
