@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Awaitable
+from typing import Any
 
 import anyio
 
@@ -30,14 +31,21 @@ def _skipped(spec: AssertionSpec, turn: int | None, reason: str) -> CheckResult:
 
 
 async def run_trial(
-    case: Case, trial: int, target: Target, context: SessionContext, judge: Judge | None = None
+    case: Case,
+    trial: int,
+    target: Target,
+    context: SessionContext,
+    judge: Judge | None = None,
+    state: Any = None,
 ) -> TrialResult:
     """Run trial number `trial` of `case` against `target`.
 
     Never raises for agent problems: a target error or timeout ends the conversation, the trial's
     status becomes `error` with the reason, and checks of turns never sent are `skipped`.
     Deterministic checks run as each reply arrives; judged checks (which call a model) run after the
-    conversation, in parallel, within the judge model's limits.
+    conversation, in parallel, within the judge model's limits. The case's own `assert` checks run after
+    the last turn over the whole transcript, with the agent's object context when the target offers one
+    and the trial's `state` backend.
     """
     started = time.perf_counter()
     messages: list[Message] = []
@@ -49,6 +57,8 @@ async def run_trial(
     error: str | None = None
     error_type: str | None = None
     sent = 0
+    object_context: Any = None
+    warnings: list[str] = []
     try:
         with anyio.fail_after(case.timeout):
             session = await target.open_session(context)
@@ -81,6 +91,13 @@ async def run_trial(
                             checks.append(None)
                         else:
                             checks.append(result)
+            fetch = getattr(session, "object_context", None)
+            if case.assert_ and fetch is not None:
+                try:
+                    with anyio.fail_after(case.timeout):
+                        object_context = await fetch()
+                except (ProctorError, TimeoutError) as exc:
+                    warnings.append(f"could not fetch the agent's object context: {exc or 'timed out'}")
         except ProctorError as exc:
             error = f"turn {sent + 1}: {exc}"
             error_type = type(exc).__name__
@@ -90,6 +107,20 @@ async def run_trial(
     for index in range(sent, len(case.turns)):
         for spec in case.turns[index].assert_:
             checks.append(_skipped(spec, index, f"not run: the conversation ended before turn {index + 1}"))
+    if case.assert_:
+        final = CheckContext(
+            None, None, list(messages), case.name, judge=judge, object_context=object_context, state=state
+        )
+        for spec in case.assert_:
+            if error is not None:
+                checks.append(_skipped(spec, None, "not run: the conversation failed"))
+                continue
+            result = run_check(spec, final)
+            if inspect.isawaitable(result):
+                pending.append((len(checks), spec, result))
+                checks.append(None)
+            else:
+                checks.append(result)
     if case.rubric is not None:
         rubric_spec = AssertionSpec(type="rubric", name=f"rubric: {case.rubric.path.name}")
         if error is None:
@@ -119,7 +150,7 @@ async def run_trial(
         turns=messages,
         checks=done,
         error=error,
-        warnings=list(scored.warnings),
+        warnings=[*warnings, *scored.warnings],
         retries=retries,
         duration_ms=(time.perf_counter() - started) * 1000,
         usage=usage,

@@ -169,3 +169,31 @@ def test_unknown_field_suggestion_in_nested_target(tmp_path: Path) -> None:
 def test_without_catalog_any_type_is_accepted(tmp_path: Path) -> None:
     path = write(tmp_path, "x.yaml", "name: x\nturns: [{content: a, assert: [{type: my-custom}]}]\n")
     assert load_suite_file(path).cases[0].turns[0].assert_[0].type == "my-custom"
+
+
+def test_case_level_assert_rejects_single_reply_checks(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.yaml", "name: x\nassert: [{type: contains, value: a}]\nturns: [{content: a}]\n")
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(path, registry)
+    (issue,) = info.value.issues
+    assert issue.field == "assert" and "'contains' checks one reply: put it in a turn's 'assert'" in issue.message
+
+
+def test_file_level_assert_applies_to_every_case(tmp_path: Path) -> None:
+    from proctor.checks import CheckType, Outcome
+
+    registry.register(CheckType("test-whole", "test", "x", lambda s, c: Outcome(True, "x", "y"), scope="conversation"))
+    try:
+        path = write(
+            tmp_path,
+            "c.yaml",
+            "assert: [{type: test-whole}]\ncases:\n  - {name: a, turns: [{content: a}]}\n"
+            "  - {name: b, turns: [{content: b}], assert: [{type: test-whole, weight: 2}]}\n",
+        )
+        a, b = load_suite_file(path, registry).cases
+        assert [s.weight for s in a.assert_] == [1.0] and [s.weight for s in b.assert_] == [1.0, 2.0]
+        bad = write(tmp_path, "t.yaml", "name: x\nturns: [{content: a, assert: [{type: test-whole}]}]\n")
+        with pytest.raises(SuiteError, match="checks the whole conversation: put it in the case's 'assert'"):
+            load_suite_file(bad, registry)
+    finally:
+        registry._types.pop("test-whole")

@@ -200,6 +200,7 @@ registry.register(
         negatable=False,
         needs_model=True,
         scope="conversation",
+        internal=True,
     )
 )
 for _kind, (_description, _needs_context) in POINTWISE_JUDGES.items():

@@ -51,6 +51,10 @@ class CheckContext:
     """The case's rubric file, for the `rubric` check."""
     judge: Judge | None = None
     """The judge model for LLM-judged checks; `None` when none is configured (they are then skipped)."""
+    object_context: Any = None
+    """The agent's object context, fetched from the target after the conversation (when it offers one)."""
+    state: Any = None
+    """The trial's state backend (e.g. its knowledge graph), for state assertions; `None` when unused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +102,11 @@ class CheckType:
     """Whether a `not-` form exists."""
     needs_model: bool = False
     """Whether the check calls an LLM (judge)."""
-    scope: Literal["turn", "conversation"] = "turn"
-    """Whether it checks one reply or the whole conversation."""
+    scope: Literal["turn", "conversation", "any"] = "turn"
+    """Where it may be used: on one reply (a turn's `assert`), on the whole conversation (the case's
+    `assert`, run after the last turn), or both (`any`: e.g. `tool-called` on one turn's calls or on all)."""
+    internal: bool = False
+    """Set by Proctor itself, never written in a suite (e.g. `rubric`, from the case's `rubric:` file)."""
 
 
 class CheckRegistry:
@@ -130,7 +137,7 @@ class CheckRegistry:
         """Every valid `type`, `not-` forms included, sorted."""
         names = []
         for check in self:
-            if check.scope != "turn":
+            if check.internal:
                 continue
             names.append(check.name)
             if check.negatable:
@@ -162,11 +169,19 @@ class CheckRegistry:
     def check_type(self, name: str) -> None:
         """Raise `ValueError` when `name` is not a valid assertion type."""
         check, _ = self.resolve(name)
-        if check.scope != "turn":
-            raise ValueError(
-                f"{name!r} checks the whole conversation and is set by the case's '{name}:' field, "
-                "not as a turn assertion"
-            )
+        if check.internal:
+            raise ValueError(f"{name!r} is set by the case's '{name}:' field, not as an assertion")
+
+    def check_scope(self, name: str, where: str) -> None:
+        """Raise `ValueError` when `name` cannot be used in a turn's (`turn`) or the case's (`case`) `assert`."""
+        try:
+            check, _ = self.resolve(name)
+        except ValueError:
+            return  # reported by check_type
+        if where == "turn" and check.scope == "conversation":
+            raise ValueError(f"{name!r} checks the whole conversation: put it in the case's 'assert', not a turn's")
+        if where == "case" and check.scope == "turn":
+            raise ValueError(f"{name!r} checks one reply: put it in a turn's 'assert', not the case's")
 
     def check_value(self, name: str, value: Any) -> Any:
         """Validate an assertion's value for check type `name`."""

@@ -331,6 +331,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                 target=spec.target,
                 judge=spec.judge,
+                assert_=(*spec.assert_, *case.assert_),  # file-level checks apply to every case
             )
         )
     if issues:

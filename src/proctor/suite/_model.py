@@ -48,6 +48,10 @@ class CheckCatalog(Protocol):
         """Return `value` validated (and normalised) for check type `name`, or raise `ValueError`."""
         ...
 
+    def check_scope(self, name: str, where: str) -> None:
+        """Raise `ValueError` when check type `name` cannot be used `where` (`turn` or `case`)."""
+        ...
+
 
 def _catalog(info: ValidationInfo) -> CheckCatalog | None:
     context = info.context
@@ -107,6 +111,14 @@ class AssertionSpec(_Strict):
         return f"{self.type}: {text if len(text) <= 60 else text[:57] + '...'}"
 
 
+def _check_scopes(assertions: list[AssertionSpec], where: str, info: ValidationInfo) -> list[AssertionSpec]:
+    catalog = _catalog(info)
+    if catalog is not None:
+        for assertion in assertions:
+            catalog.check_scope(assertion.type, where)
+    return assertions
+
+
 class TurnSpec(_Strict):
     """One user message and the checks on the agent's reply to it."""
 
@@ -114,6 +126,11 @@ class TurnSpec(_Strict):
     """The user message to send."""
     assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
     """Checks on the reply; a turn without any is sent but not graded."""
+
+    @field_validator("assert_")
+    @classmethod
+    def _turn_scope(cls, value: list[AssertionSpec], info: ValidationInfo) -> list[AssertionSpec]:
+        return _check_scopes(value, "turn", info)
 
 
 class ScoringSpec(_Strict):
@@ -146,6 +163,8 @@ class JudgeSpec(_Strict):
 
 
 class _CaseFields(_Strict):
+    assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
+    """Checks over the whole conversation (tool-call trajectories, state), run after its last turn."""
     name: str | None = None
     description: str | None = None
     trials: int | None = Field(default=None, ge=1)
@@ -153,6 +172,11 @@ class _CaseFields(_Strict):
     tags: list[str] = Field(default_factory=list)
     rubric: str | None = None
     scoring: ScoringSpec | None = None
+
+    @field_validator("assert_")
+    @classmethod
+    def _case_scope(cls, value: list[AssertionSpec], info: ValidationInfo) -> list[AssertionSpec]:
+        return _check_scopes(value, "case", info)
 
 
 class CaseSpec(_CaseFields):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from proctor.suite._model import JudgeSpec, ScoringSpec, TurnSpec
+from proctor.suite._model import AssertionSpec, JudgeSpec, ScoringSpec, TurnSpec
 from proctor.suite._targets import TargetSpec
 
 __all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TRIALS", "Case", "Rubric", "Suite"]
@@ -54,11 +55,16 @@ class Case:
     """The target named in the file, if any."""
     judge: JudgeSpec | None = None
     """The judge named in the file, if any."""
+    assert_: tuple[AssertionSpec, ...] = ()
+    """Checks over the whole conversation, run after the last turn."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Format-specific data kept from the source file (e.g. a watsonx dataset's `story`)."""
 
     @property
     def check_count(self) -> int:
         """Number of checks declared on the case (the rubric counts as one)."""
-        return sum(len(turn.assert_) for turn in self.turns) + (1 if self.rubric else 0)
+        turns = sum(len(turn.assert_) for turn in self.turns)
+        return turns + len(self.assert_) + (1 if self.rubric else 0)
 
 
 @dataclass(frozen=True, slots=True)
