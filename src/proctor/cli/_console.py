@@ -91,6 +91,12 @@ def _console() -> Console:
     return console
 
 
+def _case_cost(case: dict[str, Any]) -> str:
+    """Known cost of a case (agent and judges); `-` when no price is known."""
+    known = [part["cost_usd"] for part in (case.get("costs") or {}).values() if part.get("cost_usd") is not None]
+    return f"{sum(known):.4f}" if known else "-"
+
+
 def _usd(value: float | None) -> str:
     return "cost unknown (no price for the model)" if value is None else f"${value:.4f}"
 
@@ -113,6 +119,7 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
         ("p50 ms", "right"),
         ("p95 ms", "right"),
         ("tokens", "right"),
+        ("cost $", "right"),
     ]:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for case in data["cases"]:
@@ -128,6 +135,7 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
             _fmt(case["latency_ms"]["p50"], ".0f"),
             _fmt(case["latency_ms"]["p95"], ".0f"),
             str(case["tokens"]["total"]),
+            _case_cost(case),
         )
     console.print(table)
     for case in data["cases"]:
