@@ -28,9 +28,10 @@ install-dev: $(VENV)/.dev-installed
 demo: install-demo
 	@PATH="$(abspath $(BIN)):$$PATH" bash scripts/demo.sh
 
-## Debian packages the tests need (none yet beyond Python; kept as the one place to add them).
+## Debian packages the tests need (chromium: the HTML report test drives it through Playwright;
+## redis-server: the stream consumer tests start a real one).
 system-deps:
-	@bash scripts/system-deps.sh
+	@bash scripts/system-deps.sh chromium redis-server
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -1,7 +1,7 @@
 """Proctor's performance benchmark: run overhead against a slow agent, per-case cost, start-up time.
 
 Usage:
-    .venv/bin/python bench/run.py [--only W1,W2,W0] [--reps 3] [--json out.json] [--profile]
+    .venv/bin/python bench/run.py [--only W1,W1J,W2,W0] [--reps 3] [--json out.json] [--profile]
 
 Workloads (suites are generated into a temporary directory; see `bench/README.md`):
 
@@ -9,6 +9,10 @@ Workloads (suites are generated into a temporary directory; see `bench/README.md
   `--concurrency 16 --max-connections 16`. Wall time over the ideal (400 / 16 x 0.1 s = 2.5 s) and
   Proctor's CPU time per model call, (a) in-process around `run_sync`, (b) for the whole
   `proctor run ... --ci` subprocess.
+- W1J: W1 with one `llm-rubric` judge per case, the same server answering the judge too (100 ms), agent
+  and judge each at concurrency 16, in-process. A cold run with a fresh cache directory: wall time over
+  the ideal (400 x (0.1 + 0.1) / 16 = 5.0 s) and CPU per model call (800 calls); then the same suite
+  again with the cache warm: wall time, and the judge requests the server saw (must be 0).
 - W2: 5,000 one-turn cases with 2-3 deterministic checks against the in-process async callable
   `python:bench_agent:respond`, concurrency 16, results written. Microseconds per case, (a) in-process
   including suite loading (loading also reported apart), (b) the whole CLI subprocess.
@@ -16,7 +20,8 @@ Workloads (suites are generated into a temporary directory; see `bench/README.md
 
 Each W1/W2 figure is measured `--reps` times (each in a fresh interpreter) after one discarded warm-up round;
 the median and the minimum are reported. Subprocesses keep bytecode in a temporary cache, as an installed
-package would. `--profile` also runs W2 (and W1) once under cProfile and prints the top functions by own time.
+package would. `--profile` also runs W2, W1 and W1J (cold and warm) once under cProfile and prints the top
+functions by own time.
 """
 
 from __future__ import annotations
@@ -49,11 +54,13 @@ PROCTOR = str(Path(PYTHON).parent / "proctor")
 CONCURRENCY = 16
 LATENCY = 0.1
 W2_TARGET = "python:bench_agent:respond"
+JUDGE = "openai/bench-judge"
+"""W1J's judge: `openai/...` reaches the latency server through `OPENAI_BASE_URL`."""
 _pycache: Path | None = None
 """Bytecode cache for every subprocess (set by `main`), so start-up is measured with compiled bytecode."""
 
 
-def _env(bench_importable: bool = False) -> dict[str, str]:
+def _env(bench_importable: bool = False, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a subprocess: no PROCTOR_* settings leaking in; `bench/` on PYTHONPATH if asked.
 
     Only W2 needs `bench/` importable (its target is `python:bench_agent:respond`); W1 and W0 run without
@@ -67,6 +74,7 @@ def _env(bench_importable: bool = False) -> dict[str, str]:
         env["PYTHONPYCACHEPREFIX"] = str(_pycache)
     if bench_importable:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BENCH), env.get("PYTHONPATH", "")) if p)
+    env.update(extra or {})
     return env
 
 
@@ -93,6 +101,13 @@ class Server:
         """The server's user + system CPU time so far (Linux `/proc`)."""
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def requests(self) -> dict[str, int]:
+        """Requests the server has answered so far, per role: `{"agent": N, "judge": N}` (`GET /stats`)."""
+        root = self.url.removesuffix("/v1")
+        with urllib.request.urlopen(f"{root}/stats", timeout=5) as reply:
+            counts: dict[str, int] = json.loads(reply.read())
+        return counts
 
 
 @contextmanager
@@ -126,12 +141,27 @@ def latency_server(latency: float = LATENCY) -> Iterator[Server]:
             process.wait()
 
 
-def _inproc(suite_dir: Path, target: str, results_dir: Path, profile: Path | None = None) -> dict[str, Any]:
-    """One in-process measurement in a fresh interpreter (`bench/_inproc.py`)."""
+def _inproc(
+    suite_dir: Path,
+    target: str,
+    results_dir: Path,
+    profile: Path | None = None,
+    cache_dir: Path | None = None,
+    judged: bool = False,
+) -> dict[str, Any]:
+    """One in-process measurement in a fresh interpreter (`bench/_inproc.py`).
+
+    With `judged` (W1J) the run has the judge `JUDGE`, served by the same server as the agent (`target`),
+    at judge concurrency 16, with its model cache in `cache_dir` (`None`: the cache is off).
+    """
     command = [PYTHON, str(BENCH / "_inproc.py"), str(suite_dir), target, str(results_dir)]
+    extra: dict[str, str] = {}
+    if judged:
+        command += ["--judge", JUDGE] + (["--cache-dir", str(cache_dir)] if cache_dir else ["--no-cache"])
+        extra = {"OPENAI_BASE_URL": target, "OPENAI_API_KEY": "bench"}
     if profile is not None:
         command += ["--profile", str(profile)]
-    env = _env(bench_importable=target == W2_TARGET)
+    env = _env(bench_importable=target == W2_TARGET, extra=extra)
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"in-process run failed ({done.returncode}):\n{done.stderr}")
@@ -173,9 +203,9 @@ def _cli(suite_dir: Path, target: str, results_dir: Path) -> dict[str, Any]:
     return {"wall": wall, "cpu": cpu, "cases": summary["cases"]}
 
 
-def _floor(url: str) -> dict[str, dict[str, float]]:
-    """W1 without Proctor (`bench/floor.py`): a raw asyncio client and a bare httpx client."""
-    command = [PYTHON, str(BENCH / "floor.py"), url]
+def _floor(url: str, judged: bool = False) -> dict[str, dict[str, float]]:
+    """W1 (or with `judged`, W1J) without Proctor (`bench/floor.py`): a raw asyncio and a bare httpx client."""
+    command = [PYTHON, str(BENCH / "floor.py"), url] + (["--judged"] if judged else [])
     done = subprocess.run(command, env=_env(), cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"floor run failed ({done.returncode}):\n{done.stderr}")
@@ -233,6 +263,119 @@ def bench_w1(tmp: Path, reps: int, profile: bool) -> dict[str, Any]:
         "floor_httpx_wall_over_ideal": _stats(floor["httpx_wall"]),
         "floor_httpx_cpu_ms_per_call": _stats(floor["httpx_cpu"]),
         "profile": _top(prof) if prof else None,
+    }
+
+
+def _w1j_round(
+    server: Server, suite_dir: Path, tmp: Path, tag: str, profile: bool = False, no_cache: bool = False
+) -> list[dict[str, Any]]:
+    """One W1J cold run (fresh cache directory) and one warm run (same directory), each checked.
+
+    With `no_cache`, a third run with the cache off (`--no-cache`), for attribution. Returns the runs'
+    figures, each with the server's request counts (`server_requests`) and CPU time (`server_cpu`)
+    during that run added.
+    """
+    cache_dir = tmp / f"w1j-cache-{tag}"
+    if cache_dir.exists():
+        raise RuntimeError(f"{cache_dir} already exists: the cold run needs a fresh cache")
+    cases = workloads.W1_CASES
+    runs: list[dict[str, Any]] = []
+    for phase in ("cold", "warm", "off") if no_cache else ("cold", "warm"):
+        before, cpu0 = server.requests(), server.cpu_seconds()
+        prof = tmp / f"w1j-{phase}.prof" if profile else None
+        figures = _inproc(
+            suite_dir,
+            server.url,
+            tmp / f"w1j-res-{tag}-{phase}",
+            profile=prof,
+            cache_dir=None if phase == "off" else cache_dir,
+            judged=True,
+        )
+        after = server.requests()
+        figures["server_cpu"] = server.cpu_seconds() - cpu0
+        figures["server_requests"] = {role: after[role] - before.get(role, 0) for role in after}
+        figures["profile_path"] = str(prof) if prof else None
+        judge = figures["costs"]["judge"]
+        if figures["server_requests"]["agent"] != cases or judge["calls"] != cases:
+            raise RuntimeError(f"W1J {phase} run: expected {cases} agent and judge calls: {figures}")
+        if phase != "warm" and (figures["server_requests"]["judge"] != cases or judge["cached_calls"] != 0):
+            raise RuntimeError(f"W1J {phase} run: expected {cases} uncached judge requests: {figures}")
+        runs.append(figures)
+    return runs
+
+
+def bench_w1j(tmp: Path, reps: int, profile: bool) -> dict[str, Any]:
+    """W1J: W1 plus one `llm-rubric` per case, judged by the same 100 ms server; cold, then warm cache."""
+    suite_dir = workloads.write_w1j(tmp / "w1j")
+    cases = workloads.W1_CASES
+    calls = 2 * cases  # one agent call and one judge call per case
+    ideal = cases * (LATENCY + LATENCY) / CONCURRENCY
+    warm_ideal = cases * LATENCY / CONCURRENCY  # the agent alone, as in W1
+    samples: dict[str, list[float]] = {
+        key: []
+        for key in (
+            "cold_wall",
+            "cold_cpu",
+            "cold_server_cpu",
+            "warm_wall_s",
+            "warm_wall",
+            "warm_cpu",
+            "warm_judge_requests",
+            "warm_cached_calls",
+            "cold_cached_calls",
+            "off_wall",
+            "off_cpu",
+            "floor_raw_wall",
+            "floor_httpx_wall",
+            "floor_httpx_cpu",
+        )
+    }
+    prof: list[dict[str, Any]] | None = None
+    with latency_server() as server:
+        print("  W1J warm-up ...", file=sys.stderr, flush=True)
+        _w1j_round(server, suite_dir, tmp, "warm-up")
+        _floor(server.url, judged=True)
+        for rep in range(reps):
+            print(f"  W1J rep {rep + 1}/{reps} ...", file=sys.stderr, flush=True)
+            cold, warm, off = _w1j_round(server, suite_dir, tmp, f"r{rep}", no_cache=True)
+            samples["cold_wall"].append(cold["run_wall"] / ideal)
+            samples["cold_cpu"].append(cold["run_cpu"] / calls * 1000)
+            samples["cold_server_cpu"].append(cold["server_cpu"] / calls * 1000)
+            samples["cold_cached_calls"].append(cold["costs"]["judge"]["cached_calls"])
+            samples["warm_wall_s"].append(warm["run_wall"])
+            samples["warm_wall"].append(warm["run_wall"] / warm_ideal)
+            samples["warm_cpu"].append(warm["run_cpu"] / cases * 1000)
+            samples["warm_judge_requests"].append(warm["server_requests"]["judge"])
+            samples["warm_cached_calls"].append(warm["costs"]["judge"]["cached_calls"])
+            samples["off_wall"].append(off["run_wall"] / ideal)
+            samples["off_cpu"].append(off["run_cpu"] / calls * 1000)
+            floors = _floor(server.url, judged=True)
+            samples["floor_raw_wall"].append(floors["raw"]["wall"] / ideal)
+            samples["floor_httpx_wall"].append(floors["httpx"]["wall"] / ideal)
+            samples["floor_httpx_cpu"].append(floors["httpx"]["cpu"] / calls * 1000)
+        if profile:
+            prof = _w1j_round(server, suite_dir, tmp, "prof", profile=True)
+    return {
+        "cases": cases,
+        "model_calls_cold": calls,
+        "ideal_s": ideal,
+        "warm_ideal_s": warm_ideal,
+        "cold_wall_over_ideal": _stats(samples["cold_wall"]),
+        "cold_cpu_ms_per_call": _stats(samples["cold_cpu"]),
+        "cold_server_cpu_ms_per_request": _stats(samples["cold_server_cpu"]),
+        "cold_cached_calls": _stats(samples["cold_cached_calls"]),
+        "warm_wall_s": _stats(samples["warm_wall_s"]),
+        "warm_wall_over_w1_ideal": _stats(samples["warm_wall"]),
+        "warm_cpu_ms_per_case": _stats(samples["warm_cpu"]),
+        "warm_judge_requests": _stats(samples["warm_judge_requests"]),
+        "warm_cached_calls": _stats(samples["warm_cached_calls"]),
+        "off_wall_over_ideal": _stats(samples["off_wall"]),
+        "off_cpu_ms_per_call": _stats(samples["off_cpu"]),
+        "floor_raw_wall_over_ideal": _stats(samples["floor_raw_wall"]),
+        "floor_httpx_wall_over_ideal": _stats(samples["floor_httpx_wall"]),
+        "floor_httpx_cpu_ms_per_call": _stats(samples["floor_httpx_cpu"]),
+        "profile": _top(Path(prof[0]["profile_path"])) if prof else None,
+        "profile_warm": _top(Path(prof[1]["profile_path"])) if prof else None,
     }
 
 
@@ -323,9 +466,13 @@ def _top(path: Path, limit: int = 10) -> list[dict[str, Any]]:
     return [dict(row, share=row["tottime"] / total) for row in rows[:limit]]
 
 
-def _row(label: str, figure: dict[str, Any], unit: str, fmt: str, target: float | None) -> list[str]:
+def _row(
+    label: str, figure: dict[str, Any], unit: str, fmt: str, target: float | None, every: bool = False
+) -> list[str]:
+    """One table row; the target is met when the median is within it (with `every`, every sample)."""
     median, low = figure["median"], figure["min"]
-    met = "-" if target is None else ("yes" if median <= target else "NO")
+    judged = max(figure["samples"]) if every else median
+    met = "-" if target is None else ("yes" if judged <= target else "NO")
     return [
         label,
         f"{median:{fmt}}{unit}",
@@ -349,6 +496,25 @@ def table(results: dict[str, Any]) -> list[list[str]]:
             _row("W1 floor: raw asyncio client wall / ideal", w1["floor_raw_wall_over_ideal"], "x", ".3f", None),
             _row("W1 floor: bare httpx wall / ideal", w1["floor_httpx_wall_over_ideal"], "x", ".3f", None),
             _row("W1 floor: bare httpx CPU per call", w1["floor_httpx_cpu_ms_per_call"], " ms", ".2f", None),
+        ]
+    if "W1J" in results:
+        w1j = results["W1J"]
+        n = w1j["cases"]
+        rows += [
+            _row("W1J cold run_sync wall / ideal 5.0 s", w1j["cold_wall_over_ideal"], "x", ".3f", 1.10),
+            _row("W1J cold Proctor CPU per model call", w1j["cold_cpu_ms_per_call"], " ms", ".2f", None),
+            _row("W1J cold server CPU per request", w1j["cold_server_cpu_ms_per_request"], " ms", ".2f", None),
+            _row(f"W1J cold judge cached_calls (of {n})", w1j["cold_cached_calls"], "", ".0f", None),
+            _row("W1J warm run_sync wall", w1j["warm_wall_s"], " s", ".3f", None),
+            _row("W1J warm wall / W1 ideal 2.5 s", w1j["warm_wall_over_w1_ideal"], "x", ".3f", None),
+            _row("W1J warm Proctor CPU per case", w1j["warm_cpu_ms_per_case"], " ms", ".2f", None),
+            _row("W1J warm judge requests at server", w1j["warm_judge_requests"], "", ".0f", 0, every=True),
+            _row(f"W1J warm judge cached_calls (of {n})", w1j["warm_cached_calls"], "", ".0f", None),
+            _row("W1J cache off (--no-cache): wall / ideal", w1j["off_wall_over_ideal"], "x", ".3f", None),
+            _row("W1J cache off (--no-cache): CPU per call", w1j["off_cpu_ms_per_call"], " ms", ".2f", None),
+            _row("W1J floor: raw asyncio wall / ideal", w1j["floor_raw_wall_over_ideal"], "x", ".3f", None),
+            _row("W1J floor: bare httpx wall / ideal", w1j["floor_httpx_wall_over_ideal"], "x", ".3f", None),
+            _row("W1J floor: bare httpx CPU per call", w1j["floor_httpx_cpu_ms_per_call"], " ms", ".2f", None),
         ]
     if "W2" in results:
         w2 = results["W2"]
@@ -388,15 +554,15 @@ def _print_profile(title: str, rows: list[dict[str, Any]]) -> None:
 def main() -> None:
     """Run the selected workloads and print (and optionally save) the figures."""
     parser = argparse.ArgumentParser(description="Proctor performance benchmark.")
-    parser.add_argument("--only", default="W1,W2,W0", help="Comma-separated workloads (W1, W2, W0).")
-    parser.add_argument("--reps", type=int, default=3, help="Repetitions of each W1/W2 measurement.")
+    parser.add_argument("--only", default="W1,W1J,W2,W0", help="Comma-separated workloads (W1, W1J, W2, W0).")
+    parser.add_argument("--reps", type=int, default=3, help="Repetitions of each W1/W1J/W2 measurement.")
     parser.add_argument("--help-runs", type=int, default=10, help="Measured runs of `proctor --help`.")
     parser.add_argument("--json", type=Path, default=None, help="Also write every sample here.")
-    parser.add_argument("--profile", action="store_true", help="Also run W1/W2 once under cProfile.")
+    parser.add_argument("--profile", action="store_true", help="Also run W1/W1J/W2 once under cProfile.")
     parser.add_argument("--markdown", action="store_true", help="Print the table as Markdown too.")
     args = parser.parse_args()
     selected = [w.strip().upper() for w in args.only.split(",") if w.strip()]
-    unknown = set(selected) - {"W0", "W1", "W2"}
+    unknown = set(selected) - {"W0", "W1", "W1J", "W2"}
     if unknown:
         parser.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
 
@@ -406,13 +572,14 @@ def main() -> None:
     }
     jobs: dict[str, Callable[[Path], dict[str, Any]]] = {
         "W1": lambda tmp: bench_w1(tmp, args.reps, args.profile),
+        "W1J": lambda tmp: bench_w1j(tmp, args.reps, args.profile),
         "W2": lambda tmp: bench_w2(tmp, args.reps, args.profile),
         "W0": lambda _tmp: bench_w0(args.help_runs),
     }
     global _pycache
     with tempfile.TemporaryDirectory(prefix="proctor-bench-") as name:
         _pycache = Path(name) / "pycache"
-        for workload in ("W1", "W2", "W0"):
+        for workload in ("W1", "W1J", "W2", "W0"):
             if workload in selected:
                 print(f"{workload} ...", file=sys.stderr, flush=True)
                 results[workload] = jobs[workload](Path(name))
@@ -423,9 +590,12 @@ def main() -> None:
         print("\nW0: python -X importtime -c 'import proctor.cli' - top 8 by cumulative time")
         for module, self_us, cumulative in results["W0"]["importtime_top8"]:
             print(f"  {cumulative / 1000:8.1f} ms cumulative  {self_us / 1000:7.1f} ms self  {module}")
-    for workload in ("W1", "W2"):
+    for workload in ("W1", "W1J", "W2"):
         if workload in results and results[workload]["profile"]:
-            _print_profile(f"{workload} under cProfile", results[workload]["profile"])
+            title = f"{workload} (cold)" if workload == "W1J" else workload
+            _print_profile(f"{title} under cProfile", results[workload]["profile"])
+        if workload in results and results[workload].get("profile_warm"):
+            _print_profile(f"{workload} (warm) under cProfile", results[workload]["profile_warm"])
     print(f"\nProctor benchmark ({results['machine']['cpus']} CPUs, Python {results['machine']['python']}):")
     _print_table(rows)
     if args.markdown:

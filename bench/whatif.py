@@ -1,6 +1,6 @@
-"""Attribution: how much of W1/W2's cost each suspected hot spot accounts for, measured without cProfile.
+"""Attribution: how much of W1/W2/W1J's cost each suspected hot spot accounts for, measured without cProfile.
 
-Usage: `.venv/bin/python bench/whatif.py [--reps 3]`
+Usage: `.venv/bin/python bench/whatif.py [--reps 3] [--only W1,W2,W1J]`
 
 Nothing in Proctor is changed. Each probe runs the same workload in fresh interpreters two ways, the
 plain way and with one thing changed from outside Proctor, and reports the medians:
@@ -23,6 +23,15 @@ plain way and with one thing changed from outside Proctor, and reports the media
    creates a lock, event or semaphore (several per request). sniffio is not installed in this venv (anyio
    4.16 and httpx 0.28 no longer depend on it), so each call is a failed import that searches every
    `sys.path` entry. Variant `sniffio`: a `sniffio` stand-in in `sys.modules` (as if it were installed).
+5. The judge cache's writes (W1J, cold: a fresh cache directory each time). `ManagedModel.generate` calls
+   `ModelCache.put` synchronously on the event loop after every judge call that missed: `mkdir`,
+   `tempfile.mkstemp`, `json.dump` (the pure-Python encoder), close, `os.replace`. Variants: `no-cache`
+   (`RunOptions(cache=False)`: no key, lookup or write), `cache-thread` (the same `put`, handed to one
+   background thread; the run waits for the writes before its timer stops), and `cache-lean` (a leaner
+   synchronous `put`: `json.dumps`, `mkdir` once per directory, `os.open(O_EXCL)` of a temporary name
+   made from the key instead of `mkstemp`, then `os.replace`; same entries on disk), and `cache-deferred`
+   (the entry is encoded on the loop with `json.dumps`, then a background thread does only the file
+   system calls of `cache-lean`, which release the GIL; the run waits for them before its timer stops).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import sys
 import tempfile
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +58,68 @@ from run import latency_server  # noqa: E402
 
 W2_VARIANTS = ("plain", "no-sigint", "no-sigint+boxed", "gc-off")
 W1_VARIANTS = ("plain", "sniffio")
+W1J_VARIANTS = ("plain", "no-cache", "cache-thread", "cache-lean", "cache-deferred")
+JUDGE = "openai/bench-judge"
+
+
+def _patch_cache_put(variant: str) -> Callable[[], None]:
+    """Replace `ModelCache.put` for the W1J variants; returns what to call to wait for pending writes."""
+    from proctor.models import ModelCache
+
+    original = ModelCache.put
+    if variant == "cache-thread":
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1)
+        pending: list[Future[None]] = []
+
+        def put_in_thread(self: ModelCache, key: str, response: Any, *, request: Any = None) -> None:
+            pending.append(pool.submit(original, self, key, response, request=request))
+
+        def wait() -> None:
+            for future in pending:
+                future.result()
+
+        ModelCache.put = put_in_thread  # type: ignore[method-assign]
+        return wait
+    if variant in ("cache-lean", "cache-deferred"):
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        from proctor.models._cache import _FORMAT
+
+        made: set[Path] = set()
+
+        def write(path: Path, key: str, data: bytes) -> None:
+            if path.parent not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
+            tmp = path.with_name(f".{key[:16]}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+
+        writer = ThreadPoolExecutor(1)
+        writes: list[Future[None]] = []
+
+        def lean_put(self: ModelCache, key: str, response: Any, *, request: Any = None) -> None:
+            path = self.path(key)
+            entry = {"format": _FORMAT, "key": key, "request": request or {}, "response": response.to_dict()}
+            data = json.dumps(entry, ensure_ascii=False).encode()
+            if variant == "cache-deferred":
+                writes.append(writer.submit(write, path, key, data))
+            else:
+                write(path, key, data)
+
+        def wait_writes() -> None:
+            for future in writes:
+                future.result()
+
+        ModelCache.put = lean_put  # type: ignore[method-assign]
+        return wait_writes
+    return lambda: None
 
 
 def measure(workload: str, variant: str, suite_dir: Path, target: str, results_dir: Path) -> dict[str, Any]:
@@ -73,13 +145,24 @@ def measure(workload: str, variant: str, suite_dir: Path, target: str, results_d
     gc.callbacks.append(on_gc)
     if variant == "gc-off":
         gc.disable()
+    spec = parse_target_string(target)
+    judged = workload == "W1J"
+    if judged:  # what the first judge call would import, as `bench/_inproc.py` does
+        import _inproc
+
+        _inproc.preimport(spec, JUDGE)
+    flush = _patch_cache_put(variant) if judged else (lambda: None)
     options = RunOptions(
-        target=parse_target_string(target),
+        target=spec,
         model="bench",
         concurrency=16,
         max_connections=16,
         results_dir=results_dir,
         handle_sigint=not variant.startswith("no-sigint"),
+        judge=JUDGE if judged else None,
+        judge_concurrency=16 if judged else None,
+        cache=variant != "no-cache",
+        cache_dir=results_dir / "cache",  # a fresh directory: every W1J measurement is a cold run
     )
     w0 = time.perf_counter()
     suites = load_suites([suite_dir], registry)
@@ -94,6 +177,7 @@ def measure(workload: str, variant: str, suite_dir: Path, target: str, results_d
         outcome = box[0]
     else:
         outcome = run_sync(suites, options)
+    flush()
     w2, c2 = time.perf_counter(), time.process_time()
     gc.callbacks.remove(on_gc)
     figures: dict[str, Any] = {
@@ -116,6 +200,8 @@ def measure(workload: str, variant: str, suite_dir: Path, target: str, results_d
 def _spawn(workload: str, variant: str, suite_dir: Path, target: str, results_dir: Path) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BENCH), env.get("PYTHONPATH", "")) if p)
+    if workload == "W1J":  # the judge is `openai/...` on the same server
+        env.update(OPENAI_BASE_URL=target, OPENAI_API_KEY="bench")
     command = [sys.executable, __file__, "--one", workload, variant, str(suite_dir), target, str(results_dir)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -132,7 +218,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Attribute W1/W2 cost to suspected hot spots.")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--one", nargs=5, metavar=("WORKLOAD", "VARIANT", "SUITES", "TARGET", "RESULTS"))
+    parser.add_argument("--only", default="W1,W2,W1J", help="Comma-separated workloads (W1, W2, W1J).")
     args = parser.parse_args()
+    selected = {w.strip().upper() for w in args.only.split(",") if w.strip()}
     if args.one:
         workload, variant, suite_dir, target, results_dir = args.one
         json.dump(measure(workload, variant, Path(suite_dir), target, Path(results_dir)), sys.stdout)
@@ -140,25 +228,43 @@ def main() -> None:
 
     w1: dict[str, list[dict[str, Any]]] = {v: [] for v in W1_VARIANTS}
     w2: dict[str, list[dict[str, Any]]] = {v: [] for v in W2_VARIANTS}
+    w1j: dict[str, list[dict[str, Any]]] = {v: [] for v in W1J_VARIANTS}
     with tempfile.TemporaryDirectory(prefix="proctor-whatif-") as name:
         tmp = Path(name)
         w2_dir = workloads.write_w2(tmp / "w2")
         w1_dir = workloads.write_w1(tmp / "w1")
-        for rep in range(args.reps + 1):  # round 0 warms up and is not counted
-            print(f"round {rep}/{args.reps} ...", file=sys.stderr, flush=True)
+        w1j_dir = workloads.write_w1j(tmp / "w1j")
+        for rep in range(args.reps + 1) if "W2" in selected else ():  # round 0 warms up, not counted
+            print(f"W2 round {rep}/{args.reps} ...", file=sys.stderr, flush=True)
             for variant in W2_VARIANTS:
                 figures = _spawn("W2", variant, w2_dir, "python:bench_agent:respond", tmp / f"r-{rep}")
                 if rep:
                     w2[variant].append(figures)
         with latency_server() as server:
-            for rep in range(args.reps + 1):
+            for rep in range(args.reps + 1) if "W1" in selected else ():
+                print(f"W1 round {rep}/{args.reps} ...", file=sys.stderr, flush=True)
                 for variant in W1_VARIANTS:
                     figures = _spawn("W1", variant, w1_dir, server.url, tmp / f"r1-{rep}")
                     if rep:
                         w1[variant].append(figures)
+            for rep in range(args.reps + 1) if "W1J" in selected else ():
+                print(f"W1J round {rep}/{args.reps} ...", file=sys.stderr, flush=True)
+                for variant in W1J_VARIANTS:
+                    figures = _spawn("W1J", variant, w1j_dir, server.url, tmp / f"r1j-{rep}-{variant}")
+                    if rep:
+                        w1j[variant].append(figures)
 
+    if "W2" in selected:
+        _report_w2(w2, args.reps)
+    if "W1" in selected:
+        _report_w1(w1, args.reps)
+    if "W1J" in selected:
+        _report_w1j(w1j, args.reps)
+
+
+def _report_w2(w2: dict[str, list[dict[str, Any]]], reps: int) -> None:
     per_case = 1e6 / workloads.W2_CASES
-    print(f"W2, in-process, {workloads.W2_CASES} cases (median of {args.reps} fresh interpreters), us/case:")
+    print(f"W2, in-process, {workloads.W2_CASES} cases (median of {reps} fresh interpreters), us/case:")
     print("  variant             load   run  load+run  in GC")
     for variant in W2_VARIANTS:
         load, run = _median(w2[variant], "load") * per_case, _median(w2[variant], "run") * per_case
@@ -168,13 +274,27 @@ def main() -> None:
         f"  results JSON: indent=2 {_median(w2['plain'], 'json_indent2') * per_case:.0f} us/case,"
         f" indent=None {_median(w2['plain'], 'json_compact') * per_case:.0f} us/case"
     )
+
+
+def _report_w1(w1: dict[str, list[dict[str, Any]]], reps: int) -> None:
     calls = workloads.W1_CASES
     ideal = calls / 16 * 0.1
-    print(f"W1, in-process, {calls} calls to the 100 ms server (median of {args.reps}):")
+    print(f"W1, in-process, {calls} calls to the 100 ms server (median of {reps}):")
     print("  variant    CPU/call (run)  run wall / ideal")
     for variant in W1_VARIANTS:
         cpu = _median(w1[variant], "cpu") / calls * 1000
         print(f"  {variant:8} {cpu:11.2f} ms {_median(w1[variant], 'run') / ideal:16.3f}x")
+
+
+def _report_w1j(w1j: dict[str, list[dict[str, Any]]], reps: int) -> None:
+    calls = 2 * workloads.W1_CASES
+    ideal = workloads.W1_CASES * 0.2 / 16
+    print(f"W1J, in-process, cold cache, {calls} model calls (agent + judge) to the 100 ms server (median of {reps}):")
+    print("  variant         CPU/model call  run wall / ideal  (all samples)")
+    for variant in W1J_VARIANTS:
+        cpu = _median(w1j[variant], "cpu") / calls * 1000
+        walls = " ".join(f"{s['run'] / ideal:.3f}" for s in w1j[variant])
+        print(f"  {variant:14} {cpu:11.2f} ms {_median(w1j[variant], 'run') / ideal:16.3f}x  ({walls})")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install the Debian packages the test suite needs. Currently none: the tests start their own
-# servers (the demo agent, scripted OpenAI-compatible and SSE servers) from Python packages.
-# Later capabilities add theirs here (e.g. redis-server), installed only when missing.
+# Install the Debian packages named as arguments (the Makefile's system-deps target names them), only
+# when missing. The tests start their own servers from Python packages; chromium is for the HTML report
+# test (Playwright drives /usr/bin/chromium: no browser is ever downloaded); redis-server for the stream
+# consumer tests, which start their own on a free loopback port.
 set -euo pipefail
 needed=()
 for pkg in "$@"; do

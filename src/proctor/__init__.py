@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time names load
         TargetTimeout,
         TargetUnreachable,
     )
+    from proctor.recorded import AgentData, AgentDataset, AgentScorers
     from proctor.results import CaseResult, RunResult, TrialResult
     from proctor.runner import RunObserver, RunOptions, RunOutcome, filter_cases, run, run_sync
     from proctor.suite import Case, Suite, load_suite_file, load_suites
@@ -48,6 +49,9 @@ _LAZY = {
     "ModelError": "proctor.errors",
     "ModelOutputError": "proctor.errors",
     "AgentReply": "proctor.transcript",
+    "AgentData": "proctor.recorded",
+    "AgentDataset": "proctor.recorded",
+    "AgentScorers": "proctor.recorded",
     "Case": "proctor.suite",
     "CaseResult": "proctor.results",
     "CheckContext": "proctor.checks",
@@ -100,7 +104,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AgentData",
+    "AgentDataset",
     "AgentReply",
+    "AgentScorers",
     "BudgetExceeded",
     "Case",
     "CaseResult",

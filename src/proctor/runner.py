@@ -71,6 +71,9 @@ class RunOptions:
     """Stop starting new trials once model calls have cost this many USD (the run is then `aborted`)."""
     prices: Path | None = None
     """A JSON or YAML price table overriding the bundled one."""
+    history: Path | None = None
+    """The history store the finished run is indexed in (default `.proctor/history.db` beside the results
+    directory, i.e. beside the suites); only when `write_results` is on."""
 
     def __post_init__(self) -> None:
         for name, low in (
@@ -212,7 +215,8 @@ async def run(
         targets[key] = by_spec[identity]
     target_names = sorted({t.name for t in by_spec.values()})
 
-    models = _ModelServices(options) if any(_needs_judge(c) for c in planned_cases) or options.budget else None
+    wants_models = options.judge or options.budget or any(c.judge is not None for c in planned_cases)
+    models = _ModelServices(options) if wants_models else None
     judges = {case_key(c): models.judge_for(c) if models else None for c in planned_cases}
 
     kept: dict[str, list[TrialResult]] = {case_key(c): [] for c in planned_cases}
@@ -322,6 +326,9 @@ async def run(
         path = results_dir / f"{run_id}.json"
         write_json(path, data)
         journal.close(remove=True)
+        from proctor.results import default_history_path, index_run
+
+        index_run(options.history or default_history_path(results_dir), path, data)
     return RunOutcome(result, data, path, planned_cases)
 
 
@@ -384,15 +391,16 @@ def _unique(directory: Path, run_id: str) -> str:
 
 
 def _needs_judge(case: Case) -> bool:
+    """Whether any of the case's checks can call a judge model (the rubric, judged or fuzzy checks)."""
     from proctor.checks import registry
 
     if case.rubric is not None:
         return True
-    for turn in case.turns:
-        for spec in turn.assert_:
-            check, _ = registry.resolve(spec.type)
-            if check.needs_model:
-                return True
+    specs = [*case.assert_, *(spec for turn in case.turns for spec in turn.assert_)]
+    for spec in specs:
+        check, _ = registry.resolve(spec.type)
+        if check.needs_model or spec.type == "journey":
+            return True
     return False
 
 

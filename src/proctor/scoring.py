@@ -10,6 +10,10 @@ Rules (Lobu's, with its defects fixed):
 * A case passes when its pass rate >= `min_pass_rate`. Errored trials are unknowns: the case is
   `passed` or `failed` only when that outcome holds whatever the errored trials would have been,
   else it is `error`.
+
+The Go Eval Agent's confidence (the online service, `proctor.service`): `precheck_weight` x the mean
+precheck score + `judge_weight` x the mean judge score, in bands: `pass` above 0.8, `review` above 0.5,
+else `fail`. Checks that could not run are left out of both means, never averaged in as 0.
 """
 
 from __future__ import annotations
@@ -24,10 +28,14 @@ from proctor.checks import CheckResult
 __all__ = [
     "CaseOutcome",
     "TrialScore",
+    "VerdictBand",
+    "blend_confidence",
     "case_outcome",
+    "mean_score",
     "pass_hat_k",
     "percentile",
     "score_trial",
+    "verdict_band",
 ]
 
 RUBRIC_SHARE = 0.5
@@ -148,3 +156,48 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+VerdictBand = Literal["pass", "review", "fail"]
+"""A confidence band (the online service adds `error` when no judge could run)."""
+PASS_ABOVE = 0.8
+"""Confidence above this is `pass`."""
+REVIEW_ABOVE = 0.5
+"""Confidence above this (and not above `PASS_ABOVE`) is `review`; the rest is `fail`."""
+
+
+def mean_score(results: Iterable[CheckResult]) -> float | None:
+    """The unweighted mean of the scored results; `None` when none was scored (errors never count as 0)."""
+    scores = [result.score for result in results if result.score is not None]
+    return sum(scores) / len(scores) if scores else None
+
+
+def blend_confidence(
+    prechecks: float | None, judges: float, *, precheck_weight: float = 0.3, judge_weight: float = 0.7
+) -> float:
+    """The Go Eval Agent's confidence: `precheck_weight` x prechecks + `judge_weight` x judges.
+
+    Args:
+        prechecks: Mean precheck score; `None` when no precheck could be scored (the judges' mean then
+            stands alone rather than counting the missing prechecks as 0).
+        judges: Mean judge score.
+        precheck_weight: Share of the prechecks.
+        judge_weight: Share of the judges.
+
+    Returns:
+        The confidence, 0..1 when the weights sum to 1.
+    """
+    if prechecks is None:
+        return judges
+    return precheck_weight * prechecks + judge_weight * judges
+
+
+def verdict_band(
+    confidence: float, *, pass_above: float = PASS_ABOVE, review_above: float = REVIEW_ABOVE
+) -> VerdictBand:
+    """`pass` above `pass_above`, `review` above `review_above`, else `fail` (both bounds exclusive)."""
+    if confidence > pass_above:
+        return "pass"
+    if confidence > review_above:
+        return "review"
+    return "fail"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import jsonschema
@@ -20,10 +21,11 @@ from proctor.demo import respond
 from proctor.suite import AssertionSpec, Case
 
 TEXT_CHECKS = {"contains", "icontains", "contains-any", "contains-all", "equals", "starts-with", "regex"}
-KNOWN = TEXT_CHECKS | {"is-json", "json-schema", "latency", "llm-rubric"}
+TOOL_CHECKS = {"tool-not-called", "tool-sequence"}
+KNOWN = TEXT_CHECKS | TOOL_CHECKS | {"is-json", "json-schema", "latency", "llm-rubric"}
 
 
-def evaluate(check: AssertionSpec, text: str) -> bool | None:
+def evaluate(check: AssertionSpec, text: str, tools: Sequence[str] = ()) -> bool | None:
     """Whether the reply passes the check; `None` when it needs a judge."""
     negate = check.type.startswith("not-")
     kind = check.type.removeprefix("not-")
@@ -60,6 +62,10 @@ def evaluate(check: AssertionSpec, text: str) -> bool | None:
             passed = kind == "is-json" or not list(jsonschema.Draft202012Validator(value).iter_errors(document))
     elif kind == "latency":
         passed = True  # the in-process agent answers in well under a millisecond
+    elif kind in ("tool-called", "tool-not-called"):  # by name: the examples give no arguments on turns
+        passed = (value in tools) == (kind == "tool-called")
+    elif kind == "tool-sequence":  # a plain list: a strict sequence of names
+        passed = list(tools) == value
     else:
         raise AssertionError(f"unknown check type {check.type!r}")
     return passed != negate
@@ -70,9 +76,10 @@ def run_case(case: Case) -> list[tuple[str, AssertionSpec, bool | None]]:
     results = []
     for turn in case.turns:
         history.append({"role": "user", "content": turn.content})
-        text = respond(history)["text"]
+        reply = respond(history)
+        text, tools = reply["text"], [call["name"] for call in reply["tool_calls"]]
         history.append({"role": "assistant", "content": text})
-        results.extend((turn.content, check, evaluate(check, text)) for check in turn.assert_)
+        results.extend((turn.content, check, evaluate(check, text, tools)) for check in turn.assert_)
     return results
 
 
@@ -100,7 +107,7 @@ def test_examples_cover_every_check_type_and_target() -> None:
 
 
 def test_lobu_format_file_uses_only_lobu_features() -> None:
-    (suite,) = [s for s in SUITES if s.target is None]
+    (suite,) = [s for s in SUITES if s.target is None and s.path.suffix == ".yaml"]  # not the watsonx datasets
     document = YAML(typ="safe").load(suite.path.read_text(encoding="utf-8"))
     lobu_keys = {"version", "name", "description", "trials", "timeout", "tags", "rubric", "scoring", "turns"}
     assert set(document) <= lobu_keys

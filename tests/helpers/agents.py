@@ -63,3 +63,18 @@ def counting(messages: list[dict[str, str]], context: Any = None) -> str:
     key = f"{context.case}#{context.trial}" if context is not None else "?"
     CALLS[key] = CALLS.get(key, 0) + 1
     return "ok"
+
+
+def watsonx_hr_agent(messages: list[dict[str, str]]) -> dict[str, Any]:
+    """The calls of the watsonx ADK's example dataset, made in one turn, and its expected summary."""
+    return {
+        "text": "Your time off schedule is on January 5, 2025.",
+        "tool_calls": [
+            {"name": "get_assignment_id_hr_agent", "arguments": {"username": "nwaters"}, "result": "15778303"},
+            {
+                "name": "get_timeoff_schedule_hr_agent",
+                "arguments": {"assignment_id": "15778303", "start_date": "2025-01-01", "end_date": "2025-01-30"},
+                "result": ["2025-01-05"],
+            },
+        ],
+    }

@@ -37,7 +37,7 @@ def test_unknown_provider_lists_providers_and_suggests() -> None:
     message = str(info.value)
     assert "unknown model provider 'opena'" in message
     assert "did you mean 'openai'?" in message
-    assert "anthropic, bedrock, gemini, litellm, ollama, openai" in message
+    assert "anthropic, bedrock, gemini, litellm, llamacpp, ollama, openai" in message
 
 
 @pytest.mark.parametrize("name", ["gpt-4.1-mini", "/gpt", "openai/"])

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,9 @@ def test_results_json_round_trips_one_case_per_line(tmp_path: Path, data: dict[s
     if data.get("cases") and "version" in data:
         assert text.count("\n    {") == len(data["cases"])  # type: ignore[arg-type]
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically, no temp file left
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # an ordinary file, not mkstemp's 0600
 
 
 def test_write_output_picks_junit_for_xml(tmp_path: Path) -> None:

@@ -1,6 +1,17 @@
 """Checks: every check type, a registry by name, and the one `CheckResult` shape."""
 
-from proctor.checks import _format, _geval, _judges, _text, _timing  # noqa: F401  # register built-ins
+# importing the family modules registers the built-in checks
+from proctor.checks import (  # noqa: F401
+    _agent_scorers,
+    _format,
+    _geval,
+    _judges,
+    _prechecks,
+    _text,
+    _timing,
+    _tool_checks,
+    _trajectory,
+)
 from proctor.checks._registry import (
     NEGATION_PREFIX,
     CheckContext,

@@ -107,6 +107,8 @@ class CheckType:
     `assert`, run after the last turn), or both (`any`: e.g. `tool-called` on one turn's calls or on all)."""
     internal: bool = False
     """Set by Proctor itself, never written in a suite (e.g. `rubric`, from the case's `rubric:` file)."""
+    needs_state: bool = False
+    """Whether the check queries the trial's state backend (the runner then gives each trial a graph)."""
 
 
 class CheckRegistry:

@@ -7,7 +7,20 @@ import sys
 import typer
 
 from proctor import __version__
-from proctor.cli import _list, _run, _schema
+from proctor.cli import (
+    _calibrate,
+    _compare,
+    _consume,
+    _list,
+    _produce,
+    _report,
+    _rescore,
+    _run,
+    _runs,
+    _schema,
+    _score,
+    _serve,
+)
 
 __all__ = ["app", "main"]
 
@@ -39,6 +52,15 @@ def _root(
 app.command("run")(_run.run_command)
 app.command("list")(_list.list_command)
 app.command("schema")(_schema.schema_command)
+app.command("runs")(_runs.runs_command)
+app.command("report")(_report.report_command)
+app.command("compare")(_compare.compare_command)
+app.command("rescore")(_rescore.rescore_command)
+app.command("serve")(_serve.serve_command)
+app.command("consume")(_consume.consume_command)
+app.command("produce")(_produce.produce_command)
+app.command("calibrate")(_calibrate.calibrate_command)
+app.command("score")(_score.score_command)
 
 
 def main() -> None:

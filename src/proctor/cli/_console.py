@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from proctor.cli._trajectory import journey_lines
 from proctor.results import TrialResult
 from proctor.suite import Case
 
@@ -138,6 +139,8 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
             _case_cost(case),
         )
     console.print(table)
+    for line in journey_lines(data["cases"]):  # tool-call trajectories (cases with `journey` checks)
+        console.print(line, markup=False)
     for case in data["cases"]:
         if case["status"] == "passed" and not verbose:
             continue

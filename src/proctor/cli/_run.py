@@ -113,6 +113,12 @@ def run_command(
     prices: Path | None = typer.Option(
         None, "--prices", envvar="PROCTOR_PRICES", help="JSON/YAML price table overriding the bundled one."
     ),
+    history: Path | None = typer.Option(
+        None,
+        "--history",
+        envvar="PROCTOR_HISTORY",
+        help="Run history to index the run in: a .db file or a directory (default <suite dir>/.proctor/history.db).",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
 ) -> None:
@@ -150,6 +156,7 @@ def run_command(
             cache_dir=cache_dir,
             budget=budget,
             prices=prices,
+            history=_history_path(history),
         )
     )
     if options.resume is not None and options.results_dir is None and not options.resume.exists():
@@ -170,6 +177,14 @@ def run_command(
     else:
         print_results(data, outcome.path, output, verbose=verbose)
     raise typer.Exit(exit_code(data))
+
+
+def _history_path(value: Path | None) -> Path | None:
+    if value is None:
+        return None  # the runner's default: beside the results directory
+    from proctor.results import resolve_history_path
+
+    return resolve_history_path(value)
 
 
 def _with_dir(options: Any, directory: Path) -> Any:

@@ -1,8 +1,10 @@
 """A bundled example agent to try Proctor on: a deterministic, tool-using HR assistant.
 
 The agent has no model and no randomness. It parses requests with keywords and regular expressions,
-runs tools over bundled data (twelve employees, a time-off calendar frozen at Monday 2025-06-02, and
-per-conversation reminders) and reports the tool calls it made. Ask "as JSON" to get a JSON object.
+runs tools over bundled data (twelve employees, a time-off calendar frozen at Monday 2025-06-02,
+per-conversation reminders, and the HR system behind the watsonx `hr_agent` tools
+`get_assignment_id_hr_agent` and `get_timeoff_schedule_hr_agent`) and reports the tool calls it made.
+Ask "as JSON" to get a JSON object.
 
 It is reachable four ways, all answering from the same `HRAgent`:
 

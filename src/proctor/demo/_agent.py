@@ -68,6 +68,12 @@ class State:
     """The person talked about most recently (for "her", "his", "they")."""
     reminders: list[dict[str, Any]] = field(default_factory=list)
     """Reminders created so far, in order."""
+    username: str | None = None
+    """The HR-system username the user gave (for the `hr_agent` time-off schedule)."""
+    schedule_dates: tuple[str, str] | None = None
+    """The start and end dates (ISO) of the time-off schedule asked for."""
+    schedule_asked: bool = False
+    """Whether a time-off schedule request is waiting for the username or dates."""
 
 
 class Turn:
@@ -152,6 +158,15 @@ class Turn:
 
     def _tool_list_reminders(self) -> list[dict[str, Any]]:
         return [dict(reminder) for reminder in self.state.reminders]
+
+    # The watsonx `hr_agent` tools (the names and arguments of the watsonx ADK's example dataset).
+
+    def _tool_get_assignment_id_hr_agent(self, username: str) -> str | None:
+        return self.directory.accounts.get(username.strip().lower())
+
+    def _tool_get_timeoff_schedule_hr_agent(self, assignment_id: str, start_date: str, end_date: str) -> list[str]:
+        first, last = dt.date.fromisoformat(start_date), dt.date.fromisoformat(end_date)
+        return [day.isoformat() for day in self.directory.days_off.get(str(assignment_id), []) if first <= day <= last]
 
 
 @dataclass(slots=True)

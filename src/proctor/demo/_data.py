@@ -1,8 +1,8 @@
 """The demo agent's bundled HR data and its frozen calendar.
 
-The data (`data/employees.json`, `data/time_off.json`) is read once per `Directory`. Dates never come
-from the clock: "today" is the data's `reference_date` (Monday 2025-06-02), so every answer the demo
-agent gives is reproducible.
+The data (`data/employees.json`, `data/time_off.json`, and `data/hr_agent.json` for the watsonx-style
+`hr_agent` tools) is read once per `Directory`. Dates never come from the clock: "today" is the data's
+`reference_date` (Monday 2025-06-02), so every answer the demo agent gives is reproducible.
 """
 
 from __future__ import annotations
@@ -126,6 +126,13 @@ class Directory:
             for item in absences["entries"]
         ]
         self._by_id = {person.id: person for person in self.employees}
+        hr_system = json.loads((files / "hr_agent.json").read_text(encoding="utf-8"))
+        self.accounts: dict[str, str] = {a["username"].lower(): a["assignment_id"] for a in hr_system["accounts"]}
+        """Username (lower-case) -> assignment id, for the watsonx-style `hr_agent` tools."""
+        self.days_off: dict[str, list[dt.date]] = {
+            key: [dt.date.fromisoformat(day) for day in days] for key, days in hr_system["time_off"].items()
+        }
+        """Assignment id -> booked days off."""
 
     def get(self, user_id: str | None) -> Employee | None:
         """The employee with this id, if any."""

@@ -6,6 +6,8 @@ reports, time off, teams, emails, lookups, help, greetings) and the first that m
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -77,6 +79,13 @@ _CANDIDATE = re.compile(
     r"\b([A-Z][a-z]+)'s\b|(?i:\b(?:who is|who's|about|named|called|manages|manager of|email of|email for"
     r"|reports to|is|does|for|of|find|up)\s+)([A-Z][a-z]+)\b"
 )
+_SCHEDULE = re.compile(r"\btime[ -]?off schedule\b|\bschedule of (?:my )?time[ -]?off\b", _I)
+_USERNAME = re.compile(r"\buser ?name\s*(?:is|:|=)?\s*['\"]?([A-Za-z][\w-]*(?:\.[\w-]+)*)", _I)
+_DATE = re.compile(
+    rf"\b(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b|\b(?P<month>{'|'.join(MONTHS)})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?"
+    rf"(?:,?\s+(?P<year>\d{{4}}))?\b",
+    _I,
+)
 _NOT_NAMES = {*WEEKDAYS, *MONTHS, "acme", "what", "who", "where", "when", "how", "it", "that", "there"}
 _NOT_NAMES |= {"the", "this", "my", "your", "json", "hr", "next", "today", "tomorrow", "he", "she", "i"}
 
@@ -116,6 +125,8 @@ def answer(text: str, turn: Turn) -> Answer:
         return _create_reminder(remind["rest"], turn)
     if _REMINDERS.search(text):
         return _list_reminders(turn)
+    if _SCHEDULE.search(text) or _USERNAME.search(text) or (turn.state.schedule_asked and _DATE.search(text)):
+        return _schedule(text, turn)
     handlers = [
         (_UNSUPPORTED, _unsupported),
         (_REPORTS, _reports),
@@ -412,3 +423,64 @@ def _lookup(text: str, turn: Turn) -> Answer:
     else:
         intro = f"{person.name} ({person.id}) works on the {person.team} team as {person.title}."
     return Answer("lookup", f"{intro} Email: {person.email}. {boss}", data)
+
+
+def _dates(text: str, turn: Turn) -> list[dt.date]:
+    """The dates in `text`, in order: ISO dates, and "January 5" with or without a year.
+
+    Without a year, the month's next occurrence from today is meant (as `parse_day` reads it).
+    """
+    today = turn.directory.today
+    found = []
+    for match in _DATE.finditer(text):
+        try:
+            if match["iso"]:
+                found.append(dt.date.fromisoformat(match["iso"]))
+                continue
+            month = MONTHS.index(match["month"].lower()) + 1
+            year = int(match["year"]) if match["year"] else today.year + (month < today.month)
+            found.append(dt.date(year, month, int(match["day"])))
+        except ValueError:
+            continue
+    return found
+
+
+def _long_date(day: dt.date) -> str:
+    return f"{calendar.month_name[day.month]} {day.day}, {day.year}"
+
+
+def _schedule(text: str, turn: Turn) -> Answer:
+    """The watsonx `hr_agent` flow: username -> assignment id -> time-off schedule between two dates."""
+    state = turn.state
+    state.schedule_asked = True
+    named = _USERNAME.search(text)
+    if named:
+        state.username = named[1]
+    dates = _dates(text, turn)
+    if dates:
+        state.schedule_dates = (dates[0].isoformat(), dates[-1].isoformat())
+    if not state.username:
+        return Answer("schedule", "I can check your time off schedule. What is your username?", {"need": "username"})
+    if not state.schedule_dates:
+        reply = "Which dates should I check? Tell me a start date and an end date, e.g. 2025-01-01 and 2025-01-30."
+        return Answer("schedule", reply, {"need": "dates"})
+    assignment = turn.call("get_assignment_id_hr_agent", {"username": state.username})
+    if assignment is None:
+        unknown, state.username = state.username, None
+        return Answer.error("schedule", f"I couldn't find the username {unknown!r} in the HR system.")
+    start, end = state.schedule_dates
+    arguments = {"assignment_id": assignment, "start_date": start, "end_date": end}
+    days = [dt.date.fromisoformat(day) for day in turn.call("get_timeoff_schedule_hr_agent", arguments)]
+    state.schedule_asked = False
+    data = {
+        "assignment_id": assignment,
+        "start_date": start,
+        "end_date": end,
+        "days_off": [d.isoformat() for d in days],
+    }
+    if not days:
+        first, last = (_long_date(dt.date.fromisoformat(d)) for d in (start, end))
+        return Answer("schedule", f"You have no time off scheduled between {first} and {last}.", data)
+    listed = [_long_date(day) for day in days]
+    joined = listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} and {listed[-1]}"
+    return Answer("schedule", f"Your time off schedule is on {joined}.", data)

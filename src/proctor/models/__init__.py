@@ -17,6 +17,9 @@ judge = get_model("openai/gpt-4.1-mini")
 verdict = await generate_structured(judge, messages, Verdict)   # validated, repaired once, or ModelOutputError
 ```
 
+Sentence embeddings for fuzzy matching (`embed`, `cosine`: all-MiniLM-L6-v2 as int8 ONNX, offline) need
+the `embeddings` extra and load on first use.
+
 Every call goes through the same wrapper: on-disk cache (judge calls at temperature 0) → budget
 check → per-model concurrency and rpm limits → retries with back-off (429, 5xx, timeouts, honouring
 `Retry-After`) → token and cost accounting by role in a `UsageLedger`.
@@ -25,6 +28,15 @@ check → per-model concurrency and rpm limits → retries with back-off (429, 5
 from proctor.models._base import ROLES, GenerateConfig, Model, ModelResponse, Provider, prompt_hash
 from proctor.models._cache import DEFAULT_CACHE_DIR, ModelCache, cache_key
 from proctor.models._cost import PRICES_ENV, Price, PriceTable, default_prices, load_prices
+from proctor.models._embeddings import (
+    EMBEDDING_MODEL,
+    Embedder,
+    EmbeddingsUnavailable,
+    cosine,
+    embed,
+    embeddings_available,
+    load_embedder,
+)
 from proctor.models._ledger import Budget, LedgerSnapshot, UsageLedger, UsageTotals
 from proctor.models._limits import ModelLimits, RateLimiter
 from proctor.models._managed import ManagedModel, ModelSettings
@@ -46,10 +58,13 @@ from proctor.models._structured import (
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
+    "EMBEDDING_MODEL",
     "ENTRY_POINT_GROUP",
     "PRICES_ENV",
     "ROLES",
     "Budget",
+    "Embedder",
+    "EmbeddingsUnavailable",
     "GenerateConfig",
     "LedgerSnapshot",
     "ManagedModel",
@@ -68,10 +83,14 @@ __all__ = [
     "UsageTotals",
     "cache_key",
     "close_models",
+    "cosine",
     "default_prices",
+    "embed",
+    "embeddings_available",
     "extract_json",
     "generate_structured",
     "get_model",
+    "load_embedder",
     "load_prices",
     "parse_structured",
     "prompt_hash",

@@ -1,17 +1,85 @@
-"""Results: versioned result models, the run journal, and writers (JSON, JUnit)."""
+"""Results: result models, journal, writers (JSON, JUnit), history store, statistics, comparisons, reports.
+
+The history store, statistics, comparison and report names load on first use (PEP 562): importing
+`proctor.results` for a run does not pay for SQLite or the report code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from proctor.results._journal import Journal, read_previous_trials
 from proctor.results._model import RESULTS_VERSION, CaseResult, RunResult, TrialResult
 from proctor.results._writers import write_json, write_junit, write_output
 
+if TYPE_CHECKING:
+    from proctor.results._comparison import CaseComparison, Comparison, compare_runs
+    from proctor.results._history import HistoryStore, default_history_path, index_run, resolve_history_path
+    from proctor.results._report import write_report
+    from proctor.results._stats import BootstrapInterval, mcnemar_exact, paired_bootstrap, pass_at_k, wilson_interval
+    from proctor.results._summary import Report, RunSummary, StoredCase, build_report, load_run
+
+_LAZY = {
+    "BootstrapInterval": "proctor.results._stats",
+    "CaseComparison": "proctor.results._comparison",
+    "Comparison": "proctor.results._comparison",
+    "HistoryStore": "proctor.results._history",
+    "Report": "proctor.results._summary",
+    "RunSummary": "proctor.results._summary",
+    "StoredCase": "proctor.results._summary",
+    "build_report": "proctor.results._summary",
+    "compare_runs": "proctor.results._comparison",
+    "default_history_path": "proctor.results._history",
+    "index_run": "proctor.results._history",
+    "load_run": "proctor.results._summary",
+    "mcnemar_exact": "proctor.results._stats",
+    "paired_bootstrap": "proctor.results._stats",
+    "pass_at_k": "proctor.results._stats",
+    "resolve_history_path": "proctor.results._history",
+    "wilson_interval": "proctor.results._stats",
+    "write_report": "proctor.results._report",
+}
+
 __all__ = [
     "RESULTS_VERSION",
+    "BootstrapInterval",
+    "CaseComparison",
     "CaseResult",
+    "Comparison",
+    "HistoryStore",
     "Journal",
+    "Report",
     "RunResult",
+    "RunSummary",
+    "StoredCase",
     "TrialResult",
+    "build_report",
+    "compare_runs",
+    "default_history_path",
+    "index_run",
+    "load_run",
+    "mcnemar_exact",
+    "paired_bootstrap",
+    "pass_at_k",
     "read_previous_trials",
+    "resolve_history_path",
+    "wilson_interval",
     "write_json",
     "write_junit",
     "write_output",
+    "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor.results' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

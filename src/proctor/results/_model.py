@@ -250,6 +250,8 @@ class RunResult:
     """Trials the run planned (finished ones are in the cases)."""
     reason: str | None = None
     """Why the run stopped early (`aborted`), e.g. the budget was reached."""
+    rescored_from: str | None = None
+    """For a run made by `proctor rescore`: the run whose transcripts it re-checked (in the JSON only when set)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON form."""
@@ -269,6 +271,7 @@ class RunResult:
             "model": self.model,
             "target": self.target,
             "seed": self.seed,
+            **({"rescored_from": self.rescored_from} if self.rescored_from is not None else {}),
             "summary": {
                 "cases": count,
                 "passed": passed,

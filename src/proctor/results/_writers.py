@@ -12,9 +12,16 @@ from xml.etree import ElementTree as ET
 __all__ = ["write_json", "write_junit", "write_output"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; results are ordinary files
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

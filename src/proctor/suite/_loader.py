@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,12 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
 from proctor.errors import SuiteError, SuiteIssue
-from proctor.suite._model import CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._journey import JourneySpec
+from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
+from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
 
@@ -32,8 +35,8 @@ Loc = tuple[str | int, ...]
 def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
     """Expand files and directories into suite files, in a stable order.
 
-    Directories are searched recursively for `*.yaml` and `*.yml`, skipping `.results/` and other
-    tool directories.
+    Directories are searched recursively for `*.yaml` and `*.yml`, and for `*.json` files that are
+    watsonx datasets (`proctor.suite.formats.watsonx`), skipping `.results/` and other tool directories.
 
     Raises:
         SuiteError: A path does not exist, or a directory holds no suite files.
@@ -53,12 +56,14 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
             files = sorted(
                 p
                 for p in path.rglob("*")
-                if p.suffix in SUITE_SUFFIXES
+                if (p.suffix in SUITE_SUFFIXES or p.suffix == ".json")
                 and p.is_file()
                 and not SKIPPED_DIRS.intersection(part for part in p.relative_to(path).parts[:-1])
             )
+            files = select_suite_files(files)  # JSON only when a watsonx dataset; not a watsonx config
             if not files:
-                issues.append(SuiteIssue(str(path), None, None, "", "no *.yaml or *.yml suite files found"))
+                message = "no *.yaml or *.yml suite files (or watsonx *.json datasets) found"
+                issues.append(SuiteIssue(str(path), None, None, "", message))
             found.extend(files)
         elif path.is_file():
             found.append(path)
@@ -101,6 +106,8 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
+    if path.suffix == ".json":
+        return load_watsonx_file(path, text, checks)
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
         if isinstance(fast, dict):
@@ -291,6 +298,26 @@ def _unknown_field_message(key: str, model: type[BaseModel] | None) -> str:
     return f"unknown field {key!r}{hint} Valid fields: {', '.join(valid)}"
 
 
+def _journey(expect: JourneySpec | None) -> tuple[AssertionSpec, ...]:
+    """The `journey` check an `expect:` block adds (a case's block replaces the file's)."""
+    return () if expect is None else (AssertionSpec(type="journey", value=expect, name="journey"),)
+
+
+def _state(
+    spec: StateSpec | None, path: Path, setups: Callable[[list[SetupSpec], Loc], list[SetupStep]]
+) -> StateSpec | None:
+    """The file's state settings with `teardown` scripts read and `data_dir` relative to the suite."""
+    if spec is None:
+        return None
+    update: dict[str, Any] = {}
+    if any(step.file is not None for step in spec.teardown):
+        steps = setups(spec.teardown, ("state", "teardown"))
+        update["teardown"] = [SetupSpec(cypher=step.statement, params=step.params) for step in steps]
+    if spec.data_dir is not None:
+        update["data_dir"] = str(path.parent / spec.data_dir)
+    return spec.model_copy(update=update) if update else spec
+
+
 def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]]) -> Suite:
     """Apply file-level defaults to each case and read rubric files."""
     name = spec.name or path.stem
@@ -307,7 +334,16 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
             issues.append(SuiteIssue(str(path), line, col, _format_loc(loc), f"rubric file not found: {rubric_path}"))
             return None
 
+    def setups(specs: list[SetupSpec], loc: Loc) -> list[SetupStep]:
+        steps, problems = setup_steps(specs, path.parent, _format_loc(loc))
+        for index, message in problems:
+            line, col = positions.get((*loc, index), (None, None))
+            issues.append(SuiteIssue(str(path), line, col, _format_loc((*loc, index)), message))
+        return steps
+
     file_rubric = rubric(spec.rubric, ("rubric",))
+    file_setups = setups(spec.setups, ("setups",))
+    state = _state(spec.state, path, setups)
     case_specs: list[tuple[CaseSpec, Loc]]
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
@@ -331,7 +367,16 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                 target=spec.target,
                 judge=spec.judge,
-                assert_=(*spec.assert_, *case.assert_),  # file-level checks apply to every case
+                # file-level checks apply to every case; `expect:` adds a journey check
+                assert_=(
+                    *spec.assert_,
+                    *spec.assertions,  # Embabel's name for the same list
+                    *case.assert_,
+                    *case.assertions,
+                    *_journey(case.expect or spec.expect),
+                ),
+                setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
+                state=state,
             )
         )
     if issues:

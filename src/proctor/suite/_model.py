@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from proctor.suite._journey import JourneySpec
+from proctor.suite._state import SetupSpec, StateSpec, shorthand_assertion
 from proctor.suite._targets import TargetSpec, parse_target_string
 
 __all__ = [
@@ -84,6 +86,12 @@ class AssertionSpec(_Strict):
     """Matching options."""
     name: str | None = None
     """A display name; defaults to the type and value."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _embabel_shapes(cls, data: Any) -> Any:
+        # `{cypher: ..., expected: 1}` and `{expression: ...}` (Embabel) name their check by their keys
+        return shorthand_assertion(data)
 
     @field_validator("type")
     @classmethod
@@ -172,8 +180,14 @@ class _CaseFields(_Strict):
     tags: list[str] = Field(default_factory=list)
     rubric: str | None = None
     scoring: ScoringSpec | None = None
+    expect: JourneySpec | None = None
+    """The expected tool-call journey (goal graph, arguments, final answer): adds a `journey` check."""
+    assertions: list[AssertionSpec] = Field(default_factory=list)
+    """Embabel's name for conversation checks: entries are added to `assert` (e.g. `{cypher, expected}`)."""
+    setups: list[SetupSpec] = Field(default_factory=list)
+    """Cypher run before each trial in a clean graph (file-level setups run first)."""
 
-    @field_validator("assert_")
+    @field_validator("assert_", "assertions")
     @classmethod
     def _case_scope(cls, value: list[AssertionSpec], info: ValidationInfo) -> list[AssertionSpec]:
         return _check_scopes(value, "case", info)
@@ -201,6 +215,8 @@ class SuiteFileSpec(_CaseFields):
     """The agent to evaluate; `--target` overrides it."""
     judge: JudgeSpec | None = None
     """The judge model for LLM-judged checks."""
+    state: StateSpec | None = None
+    """The agent's knowledge graph and trial isolation; default: an embedded FalkorDB when a case needs one."""
 
     @field_validator("target", mode="before")
     @classmethod

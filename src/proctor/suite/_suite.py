@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.suite._model import AssertionSpec, JudgeSpec, ScoringSpec, TurnSpec
+from proctor.suite._state import SetupStep, StateSpec
 from proctor.suite._targets import TargetSpec
 
 __all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TRIALS", "Case", "Rubric", "Suite"]
@@ -59,6 +60,10 @@ class Case:
     """Checks over the whole conversation, run after the last turn."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Format-specific data kept from the source file (e.g. a watsonx dataset's `story`)."""
+    setups: tuple[SetupStep, ...] = ()
+    """Cypher statements run before each trial in a clean graph (Embabel's `setups`)."""
+    state: StateSpec | None = None
+    """The suite's graph settings; `None` means an embedded FalkorDB when the case needs a graph."""
 
     @property
     def check_count(self) -> int:

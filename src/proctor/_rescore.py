@@ -1,0 +1,279 @@
+"""Re-score a stored run: re-run checks over its transcripts without contacting the agent.
+
+The suite files named in the results are loaded again and cases are matched by `<file>::<name>`; each
+stored trial's transcript becomes the replies the checks see. The outcome is a new run, linked to the
+original by `rescored_from`, written beside it and indexed in the history.
+
+What cannot be re-checked: trials whose conversation failed (kept as they were), and checks that need
+what only the live agent had (its object context, its state backend): those keep their stored result.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.errors import ConfigError
+from proctor.results import CaseResult, RunResult, TrialResult, write_json
+from proctor.runner import RunOptions, RunOutcome, _ModelServices, _needs_judge, _unique
+from proctor.scoring import score_trial
+from proctor.suite import AssertionSpec, Case, load_suite_file
+from proctor.transcript import AgentReply
+
+__all__ = ["rescore", "rescore_sync"]
+
+LIVE_ONLY_FAMILIES = frozenset({"state"})
+"""Check families that read the agent's live state: never re-run from a transcript."""
+
+_SCORING_WARNINGS = ("no check was scored", "the case has no checks")
+
+
+def _find_suite_file(name: str, results_file: Path) -> Path:
+    """A suite file as named in the results: relative to the current directory, else to the suites'."""
+    given = Path(name)
+    if given.exists():
+        return given
+    beside = results_file.resolve().parent.parent / given.name
+    if not given.is_absolute() and beside.exists():
+        return beside
+    raise ConfigError(
+        f"suite file {name!r} named in {results_file} was not found (looked here and in {beside.parent}); "
+        "run rescore from where the run was made"
+    )
+
+
+def _load_cases(data: dict[str, Any], results_file: Path) -> dict[str, Case]:
+    """The suites' cases by the key the results use (`<file as stored>::<name>`)."""
+    cases: dict[str, Case] = {}
+    for name in dict.fromkeys(str(c.get("file", "")) for c in data["cases"]):
+        suite = load_suite_file(_find_suite_file(name, results_file), registry)
+        for case in suite.cases:
+            cases[f"{name}::{case.name}"] = case
+    return cases
+
+
+def _selector(checks: Sequence[str], data: dict[str, Any], cases: Iterable[Case]) -> Any:
+    """A predicate telling whether an assertion is to be re-run (`--checks` by type or display name)."""
+    if not checks:
+        return lambda spec: True
+    names = {c["name"] for case in data["cases"] for t in case.get("trials") or [] for c in t.get("checks") or []}
+    for case in cases:
+        names.update(spec.display_name() for turn in case.turns for spec in turn.assert_)
+        names.update(spec.display_name() for spec in case.assert_)
+    for name in checks:
+        if name in names:
+            continue
+        try:
+            registry.resolve(name)
+        except ValueError as exc:
+            raise ConfigError(f"--checks: {name!r} is neither a check type nor a check of this run ({exc})") from None
+    wanted = set(checks)
+
+    def selected(spec: AssertionSpec) -> bool:
+        return spec.type in wanted or spec.display_name() in wanted or spec.type.removeprefix("not-") in wanted
+
+    return selected
+
+
+def _live_only(spec: AssertionSpec) -> bool:
+    try:
+        check, _ = registry.resolve(spec.type)
+    except ValueError:
+        return False
+    return check.family in LIVE_ONLY_FAMILIES
+
+
+async def _rescore_trial(case: Case, stored: TrialResult, judge: Any, selected: Any) -> TrialResult:
+    """Re-run the selected checks of one stored trial and score it again."""
+    if stored.error is not None:
+        return stored  # the conversation failed: there is nothing more to check
+    messages = stored.turns
+    users = [i for i, m in enumerate(messages) if m.role == "user"]
+    replies = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    old: dict[tuple[int | None, str, str], list[CheckResult]] = {}
+    for check in stored.checks:
+        old.setdefault((check.turn, check.name, check.type), []).append(check)
+    warnings = [w for w in stored.warnings if not w.startswith(_SCORING_WARNINGS)]
+    checks: list[CheckResult | None] = []
+    pending: list[tuple[int, Awaitable[CheckResult]]] = []
+
+    def keep_or_run(spec: AssertionSpec, turn: int | None, context: CheckContext | None) -> None:
+        name = spec.display_name()
+        kept = old.get((turn, name, spec.type))
+        live_only = _live_only(spec)
+        if context is None or (kept and (live_only or not selected(spec))):
+            checks.append(kept.pop(0) if kept else _skipped(spec, turn, "not run: no stored reply for this turn"))
+            if live_only and selected(spec):
+                warnings.append(f"{name}: kept from the original run (it needs the live agent's state)")
+            return
+        if live_only:
+            checks.append(_skipped(spec, turn, "not re-run: it needs the live agent's state"))
+            return
+        result = run_check(spec, context)
+        if inspect.isawaitable(result):
+            pending.append((len(checks), result))
+            checks.append(None)
+        else:
+            checks.append(result)
+
+    for index, turn in enumerate(case.turns):
+        if index < len(users) and messages[users[index]].content != turn.content:
+            warnings.append(f"turn {index + 1}'s message in the suite differs from the stored transcript")
+        context = None
+        if index < len(replies):
+            at = replies[index]
+            reply = messages[at]
+            agent_reply = AgentReply(reply.content, list(reply.tool_calls), reply.latency_ms or 0.0)
+            context = CheckContext(agent_reply, index, list(messages[: at + 1]), case.name, judge=judge)
+        for spec in turn.assert_:
+            keep_or_run(spec, index, context)
+    whole = CheckContext(None, None, list(messages), case.name, judge=judge)
+    for spec in case.assert_:
+        keep_or_run(spec, None, whole)
+    if case.rubric is not None:
+        rubric_spec = AssertionSpec(type="rubric", name=f"rubric: {case.rubric.path.name}")
+        rubric_context = CheckContext(None, None, list(messages), case.name, case.rubric, judge=judge)
+        keep_or_run(rubric_spec, None, rubric_context)
+    if pending:
+
+        async def fill(index: int, awaitable: Awaitable[CheckResult]) -> None:
+            checks[index] = await awaitable
+
+        async with anyio.create_task_group() as group:
+            for index, awaitable in pending:
+                group.start_soon(fill, index, awaitable)
+    done = [c for c in checks if c is not None]
+    scored = score_trial(done, pass_threshold=case.scoring.pass_threshold)
+    return TrialResult(
+        case_key=stored.case_key,
+        trial=stored.trial,
+        status=scored.status,
+        score=scored.score,
+        turns=messages,
+        checks=done,
+        warnings=[*warnings, *scored.warnings],
+        retries=stored.retries,
+        duration_ms=stored.duration_ms,
+        usage=stored.usage,
+        trace_ids=stored.trace_ids,
+        agent_cost_usd=stored.agent_cost_usd,
+    )
+
+
+def _skipped(spec: AssertionSpec, turn: int | None, reason: str) -> CheckResult:
+    return CheckResult(spec.display_name(), spec.type, "skipped", None, spec.weight, reason, turn)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def rescore(results_file: Path, options: RunOptions | None = None, *, checks: Sequence[str] = ()) -> RunOutcome:
+    """Re-run checks over a stored run's transcripts and record the result as a new run.
+
+    Args:
+        results_file: The run's results JSON.
+        options: The judge settings (`judge`, `judge_concurrency`, `judge_rpm`, `cache`, `cache_dir`,
+            `budget`, `prices`), `concurrency` (trials re-checked at once), `results_dir` (default: the
+            original's), `history` and `write_results`; the agent settings are not used.
+        checks: Re-run only these checks (by type, e.g. `llm-rubric` or `rubric`, or by display name);
+            the others keep their stored result. Default: every check.
+
+    Raises:
+        ConfigError: The results file or a suite file it names cannot be read, or `checks` names nothing.
+        SuiteError: A suite file no longer loads.
+    """
+    from proctor.results import default_history_path, index_run, load_run
+
+    options = options or RunOptions()
+    data = load_run(results_file)
+    suite_cases = _load_cases(data, results_file)
+    selected = _selector(checks, data, suite_cases.values())
+    planned = [
+        suite_cases[key] for key in (f"{c.get('file', '')}::{c['name']}" for c in data["cases"]) if key in suite_cases
+    ]
+    models = _ModelServices(options) if any(_needs_judge(c) for c in planned) or options.budget else None
+    started = _now()
+    results: list[CaseResult] = []
+    work: list[tuple[Case | None, CaseResult, TrialResult]] = []
+    for raw in data["cases"]:
+        key = f"{raw.get('file', '')}::{raw['name']}"
+        case = suite_cases.get(key)
+        result = CaseResult(
+            raw["name"],
+            case.suite if case else raw.get("suite", ""),
+            raw.get("file", ""),
+            list(case.tags) if case else list(raw.get("tags") or []),
+            case.scoring.min_pass_rate if case else raw.get("min_pass_rate", 1.0),
+            [],
+            case.description if case else raw.get("description"),
+        )
+        results.append(result)
+        for trial in raw.get("trials") or []:
+            work.append((case, result, TrialResult.from_dict(key, trial)))
+
+    limiter = anyio.CapacityLimiter(options.concurrency)
+    done: dict[int, TrialResult] = {}
+
+    async def one(number: int, case: Case | None, stored: TrialResult) -> None:
+        async with limiter:
+            if case is None:
+                stored.warnings.append("the case is no longer in its suite file: kept as it was")
+                done[number] = stored
+                return
+            judge = models.judge_for(case) if models is not None else None
+            done[number] = await _rescore_trial(case, stored, judge, selected)
+
+    try:
+        async with anyio.create_task_group() as group:
+            for number, (case, _, stored) in enumerate(work):
+                group.start_soon(one, number, case, stored)
+    finally:
+        if models is not None:
+            with anyio.CancelScope(shield=True):
+                await models.aclose()
+    for number, (_, result, _) in enumerate(work):
+        result.trials.append(done[number])
+    results_dir = options.results_dir or results_file.parent
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    run_id = f"{data['run_id']}-rescored-{stamp}"
+    if options.write_results:
+        run_id = _unique(results_dir, run_id)
+    run = RunResult(
+        run_id=run_id,
+        started_at=started.isoformat(timespec="seconds"),
+        model=data.get("model"),
+        target=data.get("target") or "",
+        cases=results,
+        finished_at=_now().isoformat(timespec="seconds"),
+        seed=data.get("seed"),
+        planned_trials=((data.get("summary") or {}).get("trials") or {}).get("planned", len(work)),
+        rescored_from=data["run_id"],
+    )
+    if models is not None and models.budget is not None and models.budget.exhausted:
+        run.status = "aborted"
+        run.reason = f"budget of ${models.budget.limit_usd:g} reached while re-judging: later judge checks are errors"
+    out = run.to_dict()
+    path: Path | None = None
+    if options.write_results:
+        path = results_dir / f"{run_id}.json"
+        write_json(path, out)
+        index_run(options.history or default_history_path(results_dir), path, out)
+    return RunOutcome(run, out, path, planned)
+
+
+def rescore_sync(results_file: Path, options: RunOptions | None = None, *, checks: Sequence[str] = ()) -> RunOutcome:
+    """`rescore`, synchronously."""
+    box: list[RunOutcome] = []
+
+    async def main() -> None:
+        box.append(await rescore(results_file, options, checks=checks))
+
+    anyio.run(main)
+    return box[0]

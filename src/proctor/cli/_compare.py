@@ -1,0 +1,131 @@
+"""`proctor compare RUN_A RUN_B`: per-case and overall differences, with paired tests.
+
+Exit codes: 0, or 1 with `--fail-on-regression` when B is significantly worse than A; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from proctor.cli._common import fail, guard
+from proctor.cli._history import HISTORY_HELP, console, stored_cases
+
+if TYPE_CHECKING:
+    from proctor.results import Comparison
+
+__all__ = ["compare_command"]
+
+_CHANGE_STYLE = {"regressed": "red", "fixed": "green", "added": "cyan", "removed": "yellow", "unchanged": ""}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _num(value: float | None, signed: bool = False) -> str:
+    return "-" if value is None else format(value, "+.2f" if signed else ".2f")
+
+
+def _signed(value: float) -> str:
+    return f"{round(value, 3) + 0.0:+.3f}"  # + 0.0: no "-0.000"
+
+
+def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
+    """Print the per-case table and the overall verdict."""
+    from rich.table import Table
+
+    out = console()
+    table = Table(title=f"A = {comparison.a}   B = {comparison.b}", title_justify="left")
+    for column, justify in [
+        ("case", "left"),
+        ("change", "left"),
+        ("status A → B", "left"),
+        ("pass rate A → B", "right"),
+        ("Δ", "right"),
+        ("score A → B", "right"),
+        ("Δ score", "right"),
+        ("flaky", "left"),
+    ]:
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    hidden = 0
+    for case in comparison.cases:
+        (rate_a, rate_b), (score_a, score_b) = case.pass_rates, case.scores
+        moved = case.change != "unchanged" or case.flaky or rate_a != rate_b or score_a != score_b
+        if not moved and not show_all:
+            hidden += 1
+            continue
+        style = _CHANGE_STYLE[case.change]
+        table.add_row(
+            case.name,
+            f"[{style}]{case.change}[/{style}]" if style else case.change,
+            f"{case.a.status if case.a else '-'} → {case.b.status if case.b else '-'}",
+            f"{_pct(rate_a)} → {_pct(rate_b)}",
+            "-" if rate_a is None or rate_b is None else f"{(rate_b - rate_a) * 100:+.0f}",
+            f"{_num(score_a)} → {_num(score_b)}",
+            "-" if score_a is None or score_b is None else _num(score_b - score_a, signed=True),
+            ", ".join(case.flaky),
+        )
+    out.print(table)
+    if hidden:
+        out.print(f"{hidden} unchanged case(s) not shown (--all shows them)")
+    worse, better = comparison.discordant
+    half = comparison.alpha / 2
+    out.print(
+        f"pass/fail: {comparison.pairs} trial pairs; A passed and B failed {worse}, A failed and B passed {better}; "
+        f"McNemar exact p = {comparison.mcnemar_p:.4g} (significant below {half:g})"
+    )
+    interval = comparison.score_interval
+    if interval is None:
+        out.print("scores: no case was scored in both runs")
+    else:
+        note = "" if comparison.score_decides else f" (too few cases to decide: {interval.n})"
+        out.print(
+            f"scores: mean per-case difference B - A = {_signed(interval.mean)}, {interval.confidence:.1%} bootstrap "
+            f"interval [{_signed(interval.low)}, {_signed(interval.high)}] over {interval.n} cases{note}"
+        )
+    flaky = [case.name for case in comparison.cases if case.flaky]
+    if flaky:
+        out.print(f"flaky (mixed outcomes across trials): {', '.join(flaky)}")
+    style = {"regression": "red", "improvement": "green"}.get(comparison.verdict, "")
+    verdict = f"[{style}]{comparison.verdict}[/{style}]" if style else comparison.verdict
+    out.print(f"verdict: {verdict} (alpha {comparison.alpha:g}, each test at {half:g})")
+
+
+def compare_command(
+    run_a: str = typer.Argument(..., help="The baseline: a run id or results file."),
+    run_b: str = typer.Argument(..., help="The candidate: a run id or results file."),
+    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    alpha: float = typer.Option(
+        0.05, "--alpha", envvar="PROCTOR_ALPHA", min=0.0001, max=0.5, help="Significance level for a regression."
+    ),
+    resamples: int = typer.Option(
+        2000, "--resamples", envvar="PROCTOR_RESAMPLES", min=100, help="Bootstrap resamples for the score interval."
+    ),
+    seed: int = typer.Option(0, "--seed", envvar="PROCTOR_SEED", help="Bootstrap seed (same seed, same interval)."),
+    fail_on_regression: bool = typer.Option(
+        False,
+        "--fail-on-regression",
+        envvar="PROCTOR_FAIL_ON_REGRESSION",
+        help="Exit 1 when B is significantly worse than A (only then).",
+    ),
+    show_all: bool = typer.Option(False, "--all", help="Show unchanged cases too."),
+    as_json: bool = typer.Option(False, "--json", envvar="PROCTOR_JSON", help="Print JSON instead of tables."),
+) -> None:
+    """Compare run B against run A: per-case changes, McNemar's exact test, a paired bootstrap on scores."""
+    from proctor.results import compare_runs
+
+    a_id, a_cases = guard(lambda: stored_cases(run_a, history))
+    b_id, b_cases = guard(lambda: stored_cases(run_b, history))
+    if a_id == b_id and a_cases == b_cases:
+        fail(f"RUN_A and RUN_B are the same run ({a_id})")
+    comparison = compare_runs(a_id, a_cases, b_id, b_cases, alpha=alpha, resamples=resamples, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(comparison.to_dict(), indent=2))
+    else:
+        print_comparison(comparison, show_all=show_all)
+    if fail_on_regression and comparison.regression:
+        raise typer.Exit(1)

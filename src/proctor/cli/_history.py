@@ -1,0 +1,85 @@
+"""Helpers shared by the commands that read the run history: `runs`, `report`, `compare`, `rescore`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from proctor.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from proctor.results import HistoryStore, RunSummary, StoredCase
+
+__all__ = [
+    "HISTORY_HELP",
+    "console",
+    "is_results_file",
+    "missing_file",
+    "open_history",
+    "resolve_run",
+    "stored_cases",
+    "suites_dir",
+]
+
+HISTORY_HELP = "Run history: a .db file or a suites directory (default ./.proctor/history.db)."
+
+
+def console() -> Console:
+    """A console that does not squeeze tables to 80 columns when output goes to a file or pipe."""
+    from rich.console import Console
+
+    out = Console(highlight=False, soft_wrap=True)
+    return out if out.is_terminal else Console(highlight=False, soft_wrap=True, width=max(out.width, 180))
+
+
+def is_results_file(ref: str) -> bool:
+    """Whether a run reference names a results file rather than a run id."""
+    return ref.endswith(".json") and Path(ref).is_file()
+
+
+def open_history(path: Path | None, *, create: bool = False) -> HistoryStore:
+    """Open the history store named by `--history` (or the default)."""
+    from proctor.results import HistoryStore, resolve_history_path
+
+    return HistoryStore(resolve_history_path(path), create=create)
+
+
+def suites_dir(history: Path | None) -> Path:
+    """The directory the history belongs to: the parent of its `.proctor/` folder, else the current one."""
+    from proctor.results import resolve_history_path
+
+    resolved = resolve_history_path(history)
+    return resolved.parent.parent if resolved.parent.name == ".proctor" else Path(".")
+
+
+def resolve_run(ref: str, history: Path | None) -> tuple[Path, RunSummary | None]:
+    """A run reference (results file, run id or id prefix) as its results file and stored summary.
+
+    Raises:
+        ConfigError: The run is not in the history, or the history is missing.
+    """
+    if is_results_file(ref):
+        return Path(ref), None
+    with open_history(history) as store:
+        summary = store.get(ref)
+    assert summary.path is not None
+    return Path(summary.path), summary
+
+
+def stored_cases(ref: str, history: Path | None) -> tuple[str, list[StoredCase]]:
+    """A run's id and its cases' trial outcomes: from the history (no file parsed), or from a results file."""
+    from proctor.results import StoredCase, load_run
+
+    if is_results_file(ref):
+        data: dict[str, Any] = load_run(Path(ref))
+        return data["run_id"], StoredCase.from_data(data)
+    with open_history(history) as store:
+        summary = store.get(ref)
+        return summary.run_id, store.cases(summary)
+
+
+def missing_file(path: Path, run_id: str) -> ConfigError:
+    """The error for a history entry whose results file is gone."""
+    return ConfigError(f"the results file of run {run_id} is gone ({path}); `proctor runs --prune` forgets such runs")

@@ -1,0 +1,81 @@
+"""`proctor report`: `evals-report.md` and a self-contained HTML report.
+
+The report covers the newest run of each model in the history, or the runs named.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from proctor.cli._common import fail, guard
+from proctor.cli._history import HISTORY_HELP, is_results_file, missing_file, open_history, suites_dir
+
+__all__ = ["report_command"]
+
+
+def _chosen_runs(refs: list[str], history: Path | None) -> list[tuple[dict[str, Any], Path]]:
+    """The runs to report: those named (files or ids), else the newest run of each model in the history."""
+    from proctor.results import load_run
+
+    paths: list[tuple[Path, str | None]] = []
+    ids = [ref for ref in refs if not is_results_file(ref)]
+    if ids or not refs:
+        with open_history(history) as store:
+            for ref in refs:
+                if is_results_file(ref):
+                    paths.append((Path(ref), None))
+                else:
+                    summary = store.get(ref)
+                    paths.append((Path(summary.path or ""), summary.run_id))
+            if not refs:
+                paths = [(Path(s.path or ""), s.run_id) for s in store.latest_per_model()]
+    else:
+        paths = [(Path(ref), None) for ref in refs]
+    runs = []
+    for path, run_id in paths:
+        if run_id is not None and not path.is_file():
+            raise missing_file(path, run_id)
+        runs.append((load_run(path), path))
+    return runs
+
+
+def report_command(
+    runs: list[str] = typer.Argument(
+        None, help="Run ids or results files (default: the newest run of each model in the history)."
+    ),
+    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    output_dir: Path | None = typer.Option(
+        None,
+        "--output-dir",
+        "-o",
+        envvar="PROCTOR_REPORT_DIR",
+        help="Where evals-report.md and evals-report.html go (default: the suites' directory).",
+    ),
+    markdown: bool = typer.Option(True, "--markdown/--no-markdown", help="Write evals-report.md."),
+    html: bool = typer.Option(True, "--html/--no-html", help="Write evals-report.html (one self-contained file)."),
+) -> None:
+    """Rebuild the comparison report (markdown and HTML) from the run history or named runs."""
+    from proctor.results import build_report, write_report
+
+    if not markdown and not html:
+        fail("--no-markdown and --no-html: nothing to write")
+    chosen = guard(lambda: _chosen_runs(list(runs or []), history))
+    if not chosen:
+        fail("the history has no runs yet: `proctor run` records each run, or name results files")
+    report = build_report(chosen)
+    directory = output_dir or suites_dir(history)
+    try:
+        written = write_report(
+            report,
+            markdown=directory / "evals-report.md" if markdown else None,
+            html=directory / "evals-report.html" if html else None,
+        )
+    except OSError as exc:
+        fail(f"cannot write the report in {directory}: {exc}")
+    labels = ", ".join(f"{run.label} ({run.summary.run_id})" for run in report.runs)
+    typer.echo(f"report of {len(report.runs)} run(s): {labels}")
+    for path in written:
+        typer.echo(f"wrote {path}")

@@ -1,0 +1,87 @@
+"""`proctor runs`: list the runs in the history (model, date, pass rate, cost)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+
+from proctor.cli._common import fail, guard
+from proctor.cli._history import HISTORY_HELP, console, open_history
+
+__all__ = ["runs_command"]
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _num(value: float | None, spec: str = ".2f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def runs_command(
+    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    model: str | None = typer.Option(None, "--model", "-m", envvar="PROCTOR_MODEL", help="Only this model's runs."),
+    limit: int = typer.Option(20, "--limit", "-n", envvar="PROCTOR_RUNS_LIMIT", min=1, help="Newest N runs."),
+    scan: list[Path] = typer.Option(
+        [], "--scan", envvar="PROCTOR_SCAN", help="First index the results files under this directory (repeat)."
+    ),
+    prune: bool = typer.Option(False, "--prune", help="First forget runs whose results file is gone."),
+    as_json: bool = typer.Option(False, "--json", envvar="PROCTOR_JSON", help="Print JSON instead of a table."),
+) -> None:
+    """List the runs in the history, newest first."""
+    from rich.table import Table
+
+    for directory in scan:
+        if not directory.is_dir():
+            fail(f"--scan: {directory} is not a directory")
+    with guard(lambda: open_history(history, create=bool(scan))) as store:
+        notes = []
+        for directory in scan:
+            notes.append(f"indexed {store.scan(directory)} results file(s) under {directory}")
+        if prune:
+            notes.append(f"forgot {store.remove_missing()} run(s) whose results file is gone")
+        runs = store.runs(model=model, limit=limit)
+    if as_json:
+        typer.echo(json.dumps([asdict(run) for run in runs], indent=2))
+        return
+    out = console()
+    for note in notes:
+        out.print(note)
+    table = Table(title=f"Runs ({store.path})", title_justify="left")
+    for column, justify in [
+        ("run", "left"),
+        ("model", "left"),
+        ("started", "left"),
+        ("status", "left"),
+        ("cases P/T", "right"),
+        ("pass rate", "right"),
+        ("trials P/F/E", "right"),
+        ("avg score", "right"),
+        ("p50 ms", "right"),
+        ("tokens", "right"),
+        ("cost $", "right"),
+        ("rescored from", "left"),
+    ]:
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for run in runs:
+        table.add_row(
+            run.run_id,
+            run.model or "-",
+            run.started_at,
+            run.status,
+            f"{run.passed}/{run.cases}",
+            _pct(run.pass_rate),
+            f"{run.trials_passed}/{run.trials_failed}/{run.trials_errored}",
+            _num(run.avg_score),
+            _num(run.p50_latency_ms, ".0f"),
+            f"{run.tokens:,}",
+            _num(run.cost_usd, ".4f"),
+            run.rescored_from or "",
+        )
+    out.print(table)
+    if not runs:
+        out.print("no runs" + (f" of model {model}" if model else "") + ": `proctor run` records each run here")

@@ -1,0 +1,373 @@
+"""`proctor score`: score a file of recorded agent runs with the agent scorers, streaming.
+
+Exit codes: 0 every row scored (skips allowed); 1 a scorer result is an error or a row could not be read;
+2 bad input or usage (a fatal bad row with `--bad-rows fail`); 3 nothing could be judged (every judged
+result is an error: the judge is unreachable); 130 interrupted (the rows scored so far are in the
+output: rerun with `--resume`).
+
+Online-service events. A JSON Lines file whose first record has an `interaction` key holds the online
+service's events (`{event_id, event_type, agent, interaction{user_query, context, answer}}`), not
+`AgentData`. Such a file is handed to `proctor.service.score_events(path, ...)`, imported only then,
+with these keywords where its signature takes them: `workers` (`--concurrency`/`--workers`),
+`continue_on_error`, `dry_run`, `output`, and `settings` (a `proctor.service.ServiceSettings` naming
+the `--judge`, its concurrency and cache). Its summary is printed as JSON; the exit code is its
+`exit_code` when it has one, else 1 when a line was invalid or a verdict is `fail` or `error`, else 0.
+Without `proctor.service.score_events`, the command exits 2 saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from proctor.cli._common import fail, guard, is_terminal
+
+__all__ = ["score_command"]
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_JUDGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+_GROUP_ROWS = 10
+
+
+def _mapping(entries: list[str]) -> dict[str, str]:
+    """`--map COLUMN=FIELD` entries (each may hold several, comma-separated) as field -> column."""
+    columns: dict[str, str] = {}
+    for entry in entries:
+        for part in entry.split(","):
+            if not part.strip():
+                continue
+            column, equals, field = part.partition("=")
+            if not equals or not column.strip() or not field.strip():
+                fail(f"--map {part!r}: expected COLUMN=FIELD, e.g. --map question=agent_task")
+            columns[field.strip()] = column.strip()
+    return columns
+
+
+def _is_events_file(path: Path) -> bool:
+    """Whether the file's first record is an online-service event (it has `interaction`)."""
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json") or not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                try:
+                    first = json.loads(raw)
+                except ValueError:
+                    return False
+                return isinstance(first, dict) and "interaction" in first
+    return False
+
+
+def _score_events(path: Path, options: dict[str, Any]) -> int:
+    """Hand an events file to `proctor.service.score_events` (see the module docstring)."""
+    import inspect
+
+    try:
+        from proctor.service import score_events
+    except ImportError as exc:
+        fail(
+            f"{path} holds online-service events (its first record has 'interaction'), and scoring them needs "
+            f"proctor.service.score_events, which this installation does not have ({exc}). For AgentData "
+            "records, give a file whose records have AgentData fields (agent_task, tool_calls, ...)."
+        )
+    parameters = inspect.signature(score_events).parameters
+    if "settings" in parameters:
+        from proctor.service import ServiceSettings
+
+        options["settings"] = ServiceSettings(
+            judge_model=options["judge"], judge_concurrency=options["workers"], cache_dir=options["cache_dir"]
+        )
+    summary: Any = guard(lambda: score_events(path, **{k: v for k, v in options.items() if k in parameters}))
+    if hasattr(summary, "to_dict"):
+        typer.echo(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
+    if isinstance(getattr(summary, "exit_code", None), int):
+        return int(summary.exit_code)
+    verdicts = getattr(summary, "verdicts", {}) or {}
+    return EXIT_ERRORS if getattr(summary, "invalid", None) or verdicts.get("fail") or verdicts.get("error") else 0
+
+
+class _Progress:
+    """A Rich bar (by bytes read) on a terminal; on a pipe, a line every 10 s."""
+
+    def __init__(self, live: bool) -> None:
+        from proctor.cli._console import _console
+
+        self.console = _console()
+        self.live = live
+        self.reader: Any = None
+        self.bar: Any = None
+        self.task: Any = None
+        self.rows = self.errors = 0
+        self.kept = 0
+        self.started_at = self.shown_at = time.monotonic()
+
+    def started(self, reader: Any, scorers: list[str], kept: int) -> None:
+        self.reader, self.kept = reader, kept
+        kept_text = f" ({kept} rows kept from the previous run)" if kept else ""
+        self.console.print(f"scoring {reader.path} with {', '.join(scorers)}{kept_text}", highlight=False)
+        if self.live:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(
+                TextColumn("[bold]scoring"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%  {task.fields[rows]} rows, {task.fields[errors]} with errors"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("score", total=1000, rows=0, errors=0)
+
+    def row_finished(self, row: dict[str, Any]) -> None:
+        self.rows += 1
+        if row.get("error") or any(e.get("status") == "error" for e in (row.get("scores") or {}).values()):
+            self.errors += 1
+        now = time.monotonic()
+        if now - self.shown_at < (0.1 if self.live else 10.0):
+            return
+        self.shown_at = now
+        fraction = self.reader.fraction if self.reader is not None else 0.0
+        if self.bar is not None:
+            self.bar.update(self.task, completed=int(fraction * 1000), rows=self.rows, errors=self.errors)
+        else:
+            rate = self.rows / max(now - self.started_at, 1e-9)
+            self.console.print(f"scored {self.rows} rows ({fraction:.0%} of the file, {rate:.0f} rows/s)")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _print_summary(summary: Any, ledger: Any, console: Any) -> None:
+    from rich.table import Table
+
+    from proctor.recorded import AGENT_SCORERS
+
+    aggregates = summary.aggregates
+    table = Table(title=f"Scores: {summary.path.name}", title_justify="left")
+    for column in ("scorer", "mean 0..1", "raw mean", "scale", "scored", "passed", "errors", "skipped"):
+        table.add_column(column, justify="left" if column == "scorer" else "right")
+    for name, stat in aggregates.overall.items():
+        data, scale = stat.to_dict(), AGENT_SCORERS[name].scale
+        table.add_row(
+            name,
+            _fmt(data["mean"]),
+            _fmt(data["raw_mean"], ".2f"),
+            f"{scale[0]}-{scale[1]}" if scale else "0-1",
+            str(data["count"]),
+            str(data["passed"]),
+            str(data["errors"]),
+            str(data["skipped"]),
+        )
+    console.print(table)
+    for group, members in aggregates.groups.items():
+        if not members:
+            continue
+        first = aggregates.scorers[0]
+        shown = sorted(members.items(), key=lambda item: _lowest_first(item[1][first]))[:_GROUP_ROWS]
+        more = len(members) - len(shown)
+        title = f"By {group} ({len(members)}; lowest {first} first" + (f", {more} more in --summary)" if more else ")")
+        grouped = Table(title=title, title_justify="left")
+        grouped.add_column(group)
+        for name in aggregates.scorers:
+            grouped.add_column(f"{name} mean (n, errors)", justify="right")
+        for value, stats in shown:
+            cells = [f"{_fmt(s.total / s.count if s.count else None)} ({s.count}, {s.errors})" for s in stats.values()]
+            grouped.add_row(value, *cells)
+        console.print(grouped)
+    for error in summary.bad_rows[:10]:
+        console.print(f"[yellow]bad row[/yellow] {error}", highlight=False)
+    if aggregates.bad_rows > 10:
+        console.print(f"... {aggregates.bad_rows} bad rows in all (each written to the output with its error)")
+    total = ledger.total() if ledger is not None else None
+    if total is not None and total.calls:
+        cost = total.cost_usd
+        money = "cost unknown (no price for the model)" if cost is None else f"${cost:.4f}"
+        console.print(f"judge: {total.calls} calls ({total.cached_calls} cached), {total.total_tokens} tokens, {money}")
+    rate = summary.scored / summary.duration_s if summary.duration_s > 0 else 0.0
+    where = f"; rows in {summary.output}" if summary.output is not None else ""
+    console.print(f"{summary.scored} rows scored in {summary.duration_s:.1f} s ({rate:.0f} rows/s){where}")
+
+
+def _lowest_first(stat: Any) -> tuple[bool, float]:
+    return (stat.count == 0, stat.total / stat.count if stat.count else 0.0)
+
+
+def _exit_code(summary: Any) -> int:
+    if summary.judged and summary.judged_errors == summary.judged:
+        return EXIT_NO_JUDGE
+    if summary.aggregates.errors or summary.aggregates.bad_rows:
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def score_command(
+    data: Path = typer.Argument(..., help="CSV, JSON Lines or JSON array of AgentData records (or service events)."),
+    map_: list[str] = typer.Option(
+        [],
+        "--map",
+        envvar="PROCTOR_SCORE_MAP",
+        help="COLUMN=FIELD: read FIELD from COLUMN (repeat or comma-separate).",
+    ),
+    scorers: str | None = typer.Option(
+        None,
+        "--scorers",
+        envvar="PROCTOR_SCORERS",
+        help="Comma-separated scorers (default: every scorer the first record has the fields for).",
+    ),
+    judge: str | None = typer.Option(
+        None, "--judge", envvar="PROCTOR_JUDGE_MODEL", help="Judge model, provider/model (e.g. openai/gpt-4.1-mini)."
+    ),
+    concurrency: int = typer.Option(
+        16,
+        "--concurrency",
+        "--workers",
+        envvar="PROCTOR_SCORE_CONCURRENCY",
+        min=1,
+        help="Rows (and judge calls) in flight.",
+    ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        envvar="PROCTOR_SCORE_OUTPUT",
+        help="Scored rows (.csv, .json or .jsonl; default DATA's name + .scores.jsonl), written as they finish.",
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", envvar="PROCTOR_SCORE_RESUME", help="Keep rows the output already has; score the rest."
+    ),
+    input_format: str | None = typer.Option(
+        None, "--format", envvar="PROCTOR_SCORE_FORMAT", help="Input format: csv, jsonl or json (default: by name)."
+    ),
+    continue_on_error: bool = typer.Option(
+        False,
+        "--continue-on-error",
+        envvar="PROCTOR_CONTINUE_ON_ERROR",
+        help="Skip rows that cannot be read (each is reported with its line and written as an error row); "
+        "default: stop at the first, naming its line.",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        envvar="PROCTOR_DRY_RUN",
+        help="Read and validate every row, count the judge calls a run would make; call no model, write nothing.",
+    ),
+    threshold: float | None = typer.Option(
+        None, "--threshold", envvar="PROCTOR_SCORE_THRESHOLD", min=0, max=1, help="Pass at this normalised score."
+    ),
+    judge_rpm: int | None = typer.Option(
+        None, "--judge-rpm", envvar="PROCTOR_JUDGE_RPM", min=1, help="Judge requests per minute."
+    ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", envvar="PROCTOR_NO_CACHE", help="Do not read or write the judge call cache."
+    ),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Model call cache (default .proctor/cache)."
+    ),
+    summary_path: Path | None = typer.Option(
+        None, "--summary", envvar="PROCTOR_SCORE_SUMMARY", help="Also write the aggregates (every group) as JSON."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+) -> None:
+    """Score recorded agent runs (AgentData rows) with the agent scorers, streaming."""
+    if not data.is_file():
+        fail(f"{data}: no such file")
+    names = [n for n in scorers.split(",") if n.strip()] if scorers else None
+    if _is_events_file(data):
+        events: dict[str, Any] = {"judge": judge, "workers": concurrency, "continue_on_error": continue_on_error}
+        events.update(dry_run=dry_run, output=output, cache_dir=None if no_cache else cache_dir)
+        raise typer.Exit(_score_events(data, events))
+    from proctor.recorded import ScoreOptions
+
+    options_ = guard(
+        lambda: ScoreOptions(
+            scorers=names,
+            concurrency=concurrency,
+            output=output or data.with_name(data.stem + ".scores.jsonl"),
+            resume=resume,
+            columns=_mapping(map_),
+            input_format=input_format,
+            bad_rows="skip" if continue_on_error else "raise",
+            threshold=threshold,
+        )
+    )
+    if dry_run:
+        raise typer.Exit(_dry_run(data, options_))
+    progress = None if quiet else _Progress(live=is_terminal())
+    model: Any = None
+    ledger: Any = None
+    if judge is not None:
+        from proctor.models import ModelCache, ModelSettings, UsageLedger, get_model
+
+        ledger = UsageLedger()
+        cache = None if no_cache else (ModelCache(cache_dir) if cache_dir is not None else ModelCache())
+        settings = ModelSettings(concurrency=concurrency, rpm=judge_rpm, cache=cache, ledger=ledger)
+        model = guard(lambda: get_model(judge, settings=settings))
+    summary = guard(lambda: _run(data, model, options_, progress))
+    from proctor.cli._console import _console
+
+    console = _console()
+    if summary is None:
+        console.print(f"interrupted: the rows scored so far are in {options_.output}; rerun with --resume")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if judge is None and any(n != "tool_correctness_exact" for n in summary.scorers):
+        console.print("[yellow]no judge model:[/yellow] judged scorers were skipped; pass --judge provider/model")
+    if summary_path is not None:
+        summary_path.write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not quiet:
+        _print_summary(summary, ledger, console)
+    raise typer.Exit(_exit_code(summary))
+
+
+def _dry_run(data: Path, options: Any) -> int:
+    """Print what scoring would do (rows, bad rows, judge calls per scorer); exit 1 if a row is bad."""
+    from rich.table import Table
+
+    from proctor.cli._console import _console
+    from proctor.recorded._batch import plan_file
+
+    plan: dict[str, Any] = guard(lambda: plan_file(data, options))
+    console = _console()
+    table = Table(title=f"Dry run: {data.name}, {plan['rows']} rows", title_justify="left")
+    for column in ("scorer", "rows", "judge calls", "missing fields", "not exited"):
+        table.add_column(column, justify="left" if column == "scorer" else "right")
+    for name, counts in plan["scorers"].items():
+        table.add_row(name, *(str(counts[k]) for k in ("rows", "judge_calls", "missing_fields", "not_exited")))
+    console.print(table)
+    for example in plan["bad_row_examples"]:
+        console.print(f"[yellow]bad row[/yellow] {example}", highlight=False)
+    console.print(f"{plan['judge_calls']} judge calls would be made; {plan['bad_rows']} bad rows")
+    return EXIT_ERRORS if plan["bad_rows"] else EXIT_OK
+
+
+def _run(data: Path, model: Any, options: Any, progress: _Progress | None) -> Any:
+    """Score the file; `None` when interrupted (the output holds the rows scored so far)."""
+    import anyio
+
+    from proctor.checks._judging import Judge
+    from proctor.recorded import score_file
+
+    async def main() -> Any:
+        judge = Judge(model) if model is not None else None
+        try:
+            return await score_file(data, judge, options, progress)
+        finally:
+            if model is not None:
+                await model.aclose()
+
+    try:
+        return anyio.run(main)
+    except KeyboardInterrupt:
+        return None
+    finally:
+        if progress is not None:
+            progress.close()

@@ -1,0 +1,252 @@
+"""`proctor serve`: the online evaluation service's HTTP API (and the options every service command shares).
+
+Every option has a `PROCTOR_*` variable; the Go Eval Agent's variables are honoured after them
+(`EVAL_AGENT_API_PORT`, `EARLY_EXIT_THRESHOLD`, `PRECHECK_WEIGHT`, `LLM_JUDGE_WEIGHT`, and
+`CLAUDE_MODEL_ID`, which names a Bedrock judge when no `--judge` is given).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from proctor.cli._common import fail, guard
+
+__all__ = ["judge_settings", "serve_command"]
+
+# Options shared by `serve`, `consume` and `calibrate` (Typer reads these without changing them).
+JUDGE = typer.Option(
+    None,
+    "--judge",
+    envvar="PROCTOR_JUDGE_MODEL",
+    help="Judge model, provider/model (e.g. openai/gpt-4.1-mini). Default: bedrock/$CLAUDE_MODEL_ID when that "
+    "is set; with no judge, events that pass the prechecks get verdict 'error'.",
+)
+JUDGE_BASE_URL = typer.Option(
+    None, "--judge-base-url", envvar="PROCTOR_JUDGE_BASE_URL", help="The judge's endpoint (OpenAI-compatible servers)."
+)
+JUDGE_API_KEY = typer.Option(
+    None, "--judge-api-key", envvar="PROCTOR_JUDGE_API_KEY", help="The judge's API key (else the provider's variable)."
+)
+JUDGES = typer.Option(
+    "relevance,faithfulness,coherence",
+    "--judges",
+    envvar="PROCTOR_JUDGES",
+    help="Stage-2 judges, comma-separated: relevance, faithfulness, coherence, completeness, instruction.",
+)
+JUDGE_TIMEOUT = typer.Option(
+    30.0, "--judge-timeout", envvar="PROCTOR_JUDGE_TIMEOUT", min=0.001, help="Seconds per judge, retries included."
+)
+JUDGE_CONCURRENCY = typer.Option(
+    16, "--judge-concurrency", envvar="PROCTOR_JUDGE_CONCURRENCY", min=1, help="Judge requests in flight."
+)
+EARLY_EXIT = typer.Option(
+    0.2,
+    "--early-exit-threshold",
+    envvar=["PROCTOR_EARLY_EXIT_THRESHOLD", "EARLY_EXIT_THRESHOLD"],
+    min=0.0,
+    max=1.0,
+    help="Verdict 'fail' without judges when the precheck mean is below this.",
+)
+PRECHECK_WEIGHT = typer.Option(
+    0.3,
+    "--precheck-weight",
+    envvar=["PROCTOR_PRECHECK_WEIGHT", "PRECHECK_WEIGHT"],
+    min=0.0,
+    help="The prechecks' share of the confidence.",
+)
+JUDGE_WEIGHT = typer.Option(
+    0.7,
+    "--judge-weight",
+    envvar=["PROCTOR_JUDGE_WEIGHT", "LLM_JUDGE_WEIGHT"],
+    min=0.0,
+    help="The judges' share of the confidence (the two weights add up to 1).",
+)
+CACHE_DIR = typer.Option(
+    None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Cache deterministic judge calls here (default: no cache)."
+)
+LOG_LEVEL = typer.Option("info", "--log-level", envvar="PROCTOR_LOG_LEVEL", help="debug, info, warning or error.")
+
+
+def judge_settings(
+    *,
+    judge: str | None,
+    judge_base_url: str | None,
+    judge_api_key: str | None,
+    judges: str,
+    judge_timeout: float,
+    judge_concurrency: int,
+    early_exit_threshold: float,
+    precheck_weight: float,
+    judge_weight: float,
+    cache_dir: Path | None,
+) -> Any:
+    """Build the `ServiceSettings` the shared options describe (exits with a message when invalid)."""
+    from proctor.service import PipelineConfig, ServiceSettings
+
+    model = judge or (f"bedrock/{os.environ['CLAUDE_MODEL_ID']}" if os.environ.get("CLAUDE_MODEL_ID") else None)
+    names = tuple(name.strip() for name in judges.split(",") if name.strip())
+    pipeline = guard(
+        lambda: PipelineConfig(
+            early_exit_threshold=early_exit_threshold,
+            precheck_weight=precheck_weight,
+            judge_weight=judge_weight,
+            judges=names,
+            judge_timeout=judge_timeout,
+        )
+    )
+    return ServiceSettings(pipeline, model, judge_base_url, judge_api_key, judge_concurrency, cache_dir)
+
+
+def configure_logging(level: str) -> None:
+    """Log to stderr at `level`."""
+    import logging
+
+    value = logging.getLevelName(level.upper())
+    if not isinstance(value, int):
+        fail(f"--log-level: unknown level {level!r}; use debug, info, warning or error")
+    logging.basicConfig(level=value, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host", envvar="PROCTOR_SERVE_HOST", help="Address to listen on."),
+    port: int = typer.Option(
+        18081,
+        "--port",
+        envvar=["PROCTOR_SERVE_PORT", "EVAL_AGENT_API_PORT"],
+        min=0,
+        max=65535,
+        help="Port to listen on.",
+    ),
+    api_token: str | None = typer.Option(
+        None, "--api-token", envvar="PROCTOR_API_TOKEN", help="Require 'Authorization: Bearer <token>'."
+    ),
+    max_body_bytes: int = typer.Option(
+        1_048_576, "--max-body-bytes", envvar="PROCTOR_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."
+    ),
+    max_batch: int = typer.Option(
+        100, "--max-batch", envvar="PROCTOR_MAX_BATCH", min=1, help="Most events per /evaluate/batch request."
+    ),
+    workers: int = typer.Option(
+        1, "--workers", envvar="PROCTOR_SERVE_WORKERS", min=1, help="Worker processes (one per core)."
+    ),
+    shutdown_timeout: int = typer.Option(
+        30,
+        "--shutdown-timeout",
+        envvar="PROCTOR_SHUTDOWN_TIMEOUT",
+        min=0,
+        help="On SIGTERM, seconds to let requests in flight finish.",
+    ),
+    access_log: bool = typer.Option(
+        False, "--access-log/--no-access-log", envvar="PROCTOR_ACCESS_LOG", help="Log every request."
+    ),
+    print_openapi: bool = typer.Option(
+        False, "--print-openapi", envvar="PROCTOR_PRINT_OPENAPI", help="Print the OpenAPI schema and exit."
+    ),
+    judge: str | None = JUDGE,
+    judge_base_url: str | None = JUDGE_BASE_URL,
+    judge_api_key: str | None = JUDGE_API_KEY,
+    judges: str = JUDGES,
+    judge_timeout: float = JUDGE_TIMEOUT,
+    judge_concurrency: int = JUDGE_CONCURRENCY,
+    early_exit_threshold: float = EARLY_EXIT,
+    precheck_weight: float = PRECHECK_WEIGHT,
+    judge_weight: float = JUDGE_WEIGHT,
+    cache_dir: Path | None = CACHE_DIR,
+    log_level: str = LOG_LEVEL,
+) -> None:
+    """Serve the online evaluation API: prechecks, early exit, judges, confidence and verdict per event."""
+    if print_openapi:
+        from proctor.service._openapi import schema_text
+
+        typer.echo(schema_text(), nl=False)
+        return
+    configure_logging(log_level)
+    settings = judge_settings(
+        judge=judge,
+        judge_base_url=judge_base_url,
+        judge_api_key=judge_api_key,
+        judges=judges,
+        judge_timeout=judge_timeout,
+        judge_concurrency=judge_concurrency,
+        early_exit_threshold=early_exit_threshold,
+        precheck_weight=precheck_weight,
+        judge_weight=judge_weight,
+        cache_dir=cache_dir,
+    )
+    try:
+        import uvicorn
+
+        from proctor.service._http import HttpOptions, create_app
+        from proctor.service._pipeline import build_pipeline
+    except ImportError as exc:
+        fail(f"the service needs the 'serve' extra ({exc.name} is missing): pip install 'proctor-eval[serve]'")
+    options = HttpOptions(api_token=api_token or None, max_body_bytes=max_body_bytes, max_batch=max_batch)
+    pipeline = guard(lambda: build_pipeline(settings))
+    config = uvicorn.Config(
+        create_app(pipeline, options),
+        host=host,
+        port=port,
+        access_log=access_log,
+        log_level=log_level.lower(),
+        timeout_graceful_shutdown=shutdown_timeout,
+        lifespan="on",
+    )
+    try:
+        sock = _listen(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    if workers == 1:
+        uvicorn.Server(config).run(sockets=[sock])
+    else:
+        _fork_workers(config, sock, workers)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; created with `IPPROTO_TCP` so that asyncio turns Nagle off on connections."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _fork_workers(config: Any, sock: socket.socket, workers: int) -> None:
+    """Run `workers` forked uvicorn servers accepting on one socket; forward SIGTERM/SIGINT to them."""
+    import uvicorn
+
+    if not hasattr(os, "fork"):
+        fail("--workers above 1 needs a system with fork(); run one process per core instead")
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # a worker: its own event loop, judge connections and signal handling
+            code = 0
+            try:
+                uvicorn.Server(config).run(sockets=[sock])
+            except BaseException:
+                code = 1
+            os._exit(code)
+        children.append(pid)
+
+    def forward(signum: int, frame: object) -> None:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    failed = 0
+    for child in children:
+        _, status = os.waitpid(child, 0)
+        failed += os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,481 @@
+"""Score a whole data file: stream its records, score them with bounded concurrency, write rows as they finish.
+
+```python
+summary = await score_file("runs.csv", judge, ScoreOptions(scorers=["context_relevancy"], output=Path("out.jsonl")))
+```
+
+One reader feeds a bounded queue; `concurrency` workers take records from it, run the chosen scorers
+(`proctor.checks.AGENT_SCORERS`, the same code as suite checks) and append each scored row to the output
+as it finishes. At most `2 x concurrency` records are held at once, whatever the file's size. With
+`resume`, rows already scored without error in the output are kept and not scored again (the input must
+be the same file). Rows come out in the order they finish; `row` is the record's position in the input.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from collections.abc import Generator, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from proctor.checks._agent_scorers import AGENT_SCORERS, missing_fields, score_agent_data
+from proctor.checks._judging import Judge
+from proctor.checks._result import CheckResult
+from proctor.recorded._dataset import OnError
+from proctor.recorded._output import ID_FIELDS, ScoreWriter, read_scored, row_complete
+from proctor.recorded._readers import DatasetError, Record, RecordReader, RowError
+
+__all__ = [
+    "Aggregates",
+    "ScoreObserver",
+    "ScoreOptions",
+    "ScoreSummary",
+    "Stat",
+    "plan_file",
+    "resolve_scorers",
+    "score_file",
+]
+
+GROUPS = {"agent": "agent_name", "task": "task_id", "user": "user_id"}
+"""Aggregate groups: name -> the row field that keys them."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreOptions:
+    """How a file is scored."""
+
+    scorers: Sequence[str] | None = None
+    """Scorer names (`AGENT_SCORERS`; `-` may stand for `_`); `None`: every scorer the data has fields for."""
+    concurrency: int = 16
+    """Records scored at once."""
+    output: Path | None = None
+    """Where scored rows go (`.csv`, `.json`, `.jsonl`); `None` writes none (summary only)."""
+    resume: bool = False
+    """Keep the rows the output already holds without error, and score only the rest."""
+    columns: Mapping[str, str] = field(default_factory=dict)
+    """Field -> column (or key) for fields not stored under their own name."""
+    input_format: str | None = None
+    """`csv`, `jsonl` or `json`; default from the name."""
+    bad_rows: OnError = "raise"
+    """A record that cannot be read: `raise` (stop, naming its line) or `skip` (written as an error row
+    and reported)."""
+    threshold: float | None = None
+    """The normalised score at which a scorer passes (default 0.5)."""
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise DatasetError(f"concurrency must be >= 1, got {self.concurrency}")
+        if self.bad_rows not in ("skip", "raise"):
+            raise DatasetError(f"bad_rows must be 'skip' or 'raise', not {self.bad_rows!r}")
+        if self.resume and self.output is None:
+            raise DatasetError("resuming needs the output file of the interrupted run")
+
+
+@dataclass(slots=True)
+class Stat:
+    """Running totals for one scorer (overall or within a group)."""
+
+    count: int = 0
+    """Rows scored (passed or failed)."""
+    total: float = 0.0
+    raw_total: float = 0.0
+    passed: int = 0
+    errors: int = 0
+    """Rows where the scorer could not score (missing fields, judge failure)."""
+    skipped: int = 0
+    """Rows not scored (no judge, agent not exited)."""
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        """Count one row's result for this scorer."""
+        status = entry.get("status")
+        if status == "error":
+            self.errors += 1
+        elif status == "skipped" or entry.get("score") is None:
+            self.skipped += 1
+        else:
+            self.count += 1
+            self.total += float(entry["score"])
+            raw = entry.get("raw_score")
+            self.raw_total += float(raw if raw is not None else entry["score"])
+            self.passed += status == "passed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's form: means over scored rows (`None` when none was scored)."""
+        return {
+            "mean": round(self.total / self.count, 6) if self.count else None,
+            "raw_mean": round(self.raw_total / self.count, 6) if self.count else None,
+            "count": self.count,
+            "passed": self.passed,
+            "errors": self.errors,
+            "skipped": self.skipped,
+        }
+
+
+class Aggregates:
+    """Per-scorer statistics, overall and by agent, task and user."""
+
+    def __init__(self, scorers: Sequence[str]) -> None:
+        self.scorers = list(scorers)
+        self.overall = {name: Stat() for name in self.scorers}
+        self.groups: dict[str, dict[str, dict[str, Stat]]] = {group: {} for group in GROUPS}
+        self.rows = 0
+        self.bad_rows = 0
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Count one scored row."""
+        self.rows += 1
+        if row.get("error"):
+            self.bad_rows += 1
+            return
+        scores = row.get("scores") or {}
+        targets = [self.overall]
+        for group, key in GROUPS.items():
+            value = row.get(key)
+            if value is not None:
+                stats = self.groups[group].get(value)
+                if stats is None:
+                    stats = self.groups[group][value] = {name: Stat() for name in self.scorers}
+                targets.append(stats)
+        for name in self.scorers:
+            entry = scores.get(name)
+            if entry is not None:
+                for stats in targets:
+                    stats[name].add(entry)
+
+    @property
+    def errors(self) -> int:
+        """Scorer results that are errors, over every scorer."""
+        return sum(stat.errors for stat in self.overall.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's aggregates."""
+        return {
+            "rows": self.rows,
+            "bad_rows": self.bad_rows,
+            "scorers": {name: stat.to_dict() for name, stat in self.overall.items()},
+            **{
+                f"by_{group}": {
+                    value: {name: stat.to_dict() for name, stat in stats.items()} for value, stats in members.items()
+                }
+                for group, members in self.groups.items()
+            },
+        }
+
+
+@dataclass(slots=True)
+class ScoreSummary:
+    """What scoring a file produced."""
+
+    path: Path
+    """The input."""
+    output: Path | None
+    """Where the scored rows are."""
+    scorers: list[str]
+    """The scorers run."""
+    aggregates: Aggregates
+    """Statistics over every row (kept ones included)."""
+    kept: int = 0
+    """Rows kept from the resumed output."""
+    scored: int = 0
+    """Rows scored in this run."""
+    bad_rows: list[RowError] = field(default_factory=list)
+    """Records that could not be read (the first 100)."""
+    duration_s: float = 0.0
+    """Wall time of this run."""
+    judged_errors: int = 0
+    """Judged results of this run that are errors."""
+    judged: int = 0
+    """Judged results of this run (any status but skipped for want of a judge)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON summary (`proctor score --summary`)."""
+        return {
+            "input": str(self.path),
+            "output": None if self.output is None else str(self.output),
+            "scorers": self.scorers,
+            "kept": self.kept,
+            "scored": self.scored,
+            "duration_s": round(self.duration_s, 3),
+            "bad_row_examples": [str(error) for error in self.bad_rows[:10]],
+            **self.aggregates.to_dict(),
+        }
+
+
+class ScoreObserver(Protocol):
+    """Receives progress (the CLI draws its progress bar from these)."""
+
+    def started(self, reader: RecordReader, scorers: list[str], kept: int) -> None:
+        """Scoring starts; `reader.fraction` tells how far through the input it is."""
+        ...
+
+    def row_finished(self, row: dict[str, Any]) -> None:
+        """A row was scored and written."""
+        ...
+
+
+def resolve_scorers(names: Sequence[str] | None, present: set[str] | None = None) -> list[str]:
+    """Validate scorer names, or choose them: every scorer whose required fields the data has.
+
+    Raises:
+        DatasetError: An unknown name (the message suggests the closest one).
+    """
+    if names is None:
+        chosen = [
+            name
+            for name, scorer in AGENT_SCORERS.items()
+            if present is None or all(field in present for field in scorer.required)
+        ]
+        return chosen or list(AGENT_SCORERS)
+    out = []
+    for raw in names:
+        name = raw.strip().replace("-", "_")
+        if name not in AGENT_SCORERS:
+            close = difflib.get_close_matches(name, list(AGENT_SCORERS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise DatasetError(f"unknown scorer {raw!r}{hint}; scorers: {', '.join(AGENT_SCORERS)}")
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _row(record: Record, results: Mapping[str, CheckResult]) -> dict[str, Any]:
+    data = record.data
+    row: dict[str, Any] = {"row": record.index, "line": record.line}
+    for key in ID_FIELDS:
+        row[key] = getattr(data, key) if data is not None else None
+    row["error"] = record.error
+    row["scores"] = {
+        name: {
+            "status": result.status,
+            "score": result.score,
+            "raw_score": result.details.get("raw_score", result.score),
+            "reason": result.reason,
+            "details": result.details,
+        }
+        for name, result in results.items()
+    }
+    return row
+
+
+def _peek(records: Generator[Record, None, None]) -> tuple[Record | None, Generator[Record, None, None]]:
+    """The first record, and a generator of every record (closing it closes the file)."""
+    first = next(records, None)
+
+    def chained() -> Generator[Record, None, None]:
+        try:
+            if first is not None:
+                yield first
+            yield from records
+        finally:
+            records.close()
+
+    return first, chained()
+
+
+def _previous(options: ScoreOptions, requested: list[str] | None) -> tuple[list[str] | None, list[dict[str, Any]]]:
+    """The scorers and the complete rows of the output being resumed (none when it does not exist)."""
+    assert options.output is not None
+    if not options.output.exists():
+        return requested, []
+    scorers, rows = read_scored(options.output)
+    kept: list[dict[str, Any]] = []
+    for row in rows:
+        if scorers is None:
+            scorers = list((row.get("scores") or {}).keys()) if not row.get("error") else None
+        if scorers is not None and row_complete(row, scorers):
+            kept.append(row)
+    if requested is not None and scorers is not None and set(requested) != set(scorers):
+        raise DatasetError(
+            f"{options.output} was scored with {', '.join(scorers)}; resume with the same --scorers "
+            f"(asked for {', '.join(requested)}), or write to another --output"
+        )
+    return scorers or requested, kept
+
+
+async def score_file(
+    path: str | Path,
+    judge: Judge | None,
+    options: ScoreOptions,
+    observer: ScoreObserver | None = None,
+) -> ScoreSummary:
+    """Score every record of a data file and write the scored rows as they finish.
+
+    Args:
+        path: A CSV, JSON Lines or JSON array file of `AgentData` records.
+        judge: The judge; `None` skips the judged scorers with a hint.
+        options: Scorers, concurrency, output, resume, column mapping, bad-row policy.
+        observer: Progress callbacks.
+
+    Returns:
+        The summary with aggregates over every row of the output.
+
+    Raises:
+        DatasetError: The input cannot be read, a mapping or scorer name is wrong, or a bad record
+            with `bad_rows="raise"`.
+    """
+    started = time.perf_counter()
+    reader = RecordReader(path, options.input_format, options.columns)
+    requested = None if options.scorers is None else resolve_scorers(options.scorers)
+    kept_rows: list[dict[str, Any]] = []
+    if options.resume:
+        requested, kept_rows = _previous(options, requested)
+    first, records = _peek(iter(reader))
+    present = set(first.data.model_fields_set) if first is not None and first.data is not None else None
+    scorers = requested if requested is not None else resolve_scorers(None, present)
+    aggregates = Aggregates(scorers)
+    done = set()
+    for row in kept_rows:
+        aggregates.add(row)
+        done.add(int(row["row"]))
+    summary = ScoreSummary(reader.path, options.output, scorers, aggregates, kept=len(kept_rows))
+    writer = ScoreWriter(options.output, scorers) if options.output is not None else None
+    if writer is not None:
+        writer.start(kept_rows)
+    del kept_rows
+    if observer is not None:
+        observer.started(reader, scorers, summary.kept)
+    send, receive = anyio.create_memory_object_stream[Record](options.concurrency)
+
+    async def produce() -> None:
+        async with send:
+            for record in records:
+                if record.index in done:
+                    continue
+                if record.data is None:
+                    error = RowError(str(reader.path), record.line, record.error or "unreadable record")
+                    if options.bad_rows == "raise":
+                        raise DatasetError(f"{error} (skip bad records with --continue-on-error)")
+                    if len(summary.bad_rows) < 100:
+                        summary.bad_rows.append(error)
+                await send.send(record)
+
+    async def work(queue: MemoryObjectReceiveStream[Record]) -> None:
+        async with queue:
+            async for record in queue:
+                results: dict[str, CheckResult] = {}
+                if record.data is not None:
+                    if len(scorers) == 1:
+                        results[scorers[0]] = await _score(scorers[0], record, judge, options)
+                    else:
+                        async with anyio.create_task_group() as group:
+                            for name in scorers:
+                                group.start_soon(_score_into, results, name, record, judge, options)
+                        results = {name: results[name] for name in scorers}
+                row = _row(record, results)
+                for name, result in results.items():
+                    if AGENT_SCORERS[name].judged and not result.reason.startswith("no judge model"):
+                        summary.judged += 1
+                        summary.judged_errors += result.status == "error" and "missing_fields" not in result.details
+                if writer is not None:
+                    writer.write(row)
+                aggregates.add(row)
+                summary.scored += 1
+                if observer is not None:
+                    observer.row_finished(row)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(produce)
+            with receive:
+                for _ in range(options.concurrency):
+                    group.start_soon(work, receive.clone())
+    except BaseExceptionGroup as failures:  # one task's error cancels the others: raise that error
+        raise _first(failures) from None
+    finally:
+        records.close()
+        if writer is not None:
+            writer.close()
+        summary.duration_s = time.perf_counter() - started
+    return summary
+
+
+def judge_calls(name: str, record: Record) -> int:
+    """How many judge calls scoring `record` with scorer `name` makes (0 when it would not reach the judge)."""
+    scorer, data = AGENT_SCORERS[name], record.data
+    if data is None or not scorer.judged or (scorer.needs_exit and not data.agent_exit):
+        return 0
+    if missing_fields(scorer, data) is not None:
+        return 0
+    if scorer.per_call:
+        return 1 if isinstance(data.tool_calls, str) else len(data.tool_calls)
+    return 1
+
+
+def plan_file(path: str | Path, options: ScoreOptions) -> dict[str, Any]:
+    """Read a whole file without scoring it: what a run would do (`proctor score --dry-run`).
+
+    Returns:
+        `{"rows", "bad_rows", "bad_row_examples", "scorers": {name: {"rows", "judge_calls",
+        "missing_fields", "not_exited"}}, "judge_calls"}`.
+
+    Raises:
+        DatasetError: As `score_file` (a bad record is fatal unless `bad_rows="skip"`).
+    """
+    reader = RecordReader(path, options.input_format, options.columns)
+    first, records = _peek(iter(reader))
+    present = set(first.data.model_fields_set) if first is not None and first.data is not None else None
+    scorers = resolve_scorers(options.scorers, present)
+    plan: dict[str, Any] = {"rows": 0, "bad_rows": 0, "bad_row_examples": [], "judge_calls": 0}
+    per = {name: {"rows": 0, "judge_calls": 0, "missing_fields": 0, "not_exited": 0} for name in scorers}
+    with closing(records):
+        for record in records:
+            _plan_record(record, reader, options, plan, per)
+    plan["scorers"] = per
+    plan["judge_calls"] = sum(counts["judge_calls"] for counts in per.values())
+    return plan
+
+
+def _plan_record(
+    record: Record,
+    reader: RecordReader,
+    options: ScoreOptions,
+    plan: dict[str, Any],
+    per: dict[str, dict[str, int]],
+) -> None:
+    """Count one record into a dry run's plan."""
+    plan["rows"] += 1
+    data = record.data
+    if data is None:
+        error = RowError(str(reader.path), record.line, record.error or "unreadable record")
+        if options.bad_rows == "raise":
+            raise DatasetError(f"{error} (skip bad records with --continue-on-error)")
+        plan["bad_rows"] += 1
+        if len(plan["bad_row_examples"]) < 10:
+            plan["bad_row_examples"].append(str(error))
+        return
+    for name, counts in per.items():
+        scorer = AGENT_SCORERS[name]
+        counts["rows"] += 1
+        if scorer.needs_exit and not data.agent_exit:
+            counts["not_exited"] += 1
+        elif missing_fields(scorer, data) is not None:
+            counts["missing_fields"] += 1
+        else:
+            counts["judge_calls"] += judge_calls(name, record)
+
+
+async def _score(name: str, record: Record, judge: Judge | None, options: ScoreOptions) -> CheckResult:
+    assert record.data is not None
+    return await score_agent_data(name, record.data, judge, name=name, threshold=options.threshold)
+
+
+async def _score_into(
+    results: dict[str, CheckResult], name: str, record: Record, judge: Judge | None, options: ScoreOptions
+) -> None:
+    results[name] = await _score(name, record, judge, options)
+
+
+def _first(failures: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first error in a task group's failures that is not a cancellation."""
+    for failure in failures.exceptions:
+        if isinstance(failure, BaseExceptionGroup):
+            return _first(failure)
+        if not isinstance(failure, anyio.get_cancelled_exc_class()):
+            return failure
+    return failures.exceptions[0]

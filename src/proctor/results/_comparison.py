@@ -1,0 +1,298 @@
+"""Paired comparison of two runs: which cases changed, and whether the change is more than noise.
+
+Trials are paired by case (`<file>::<name>`, else suite and name when the files moved) and trial number.
+
+* Pass/fail: McNemar's exact test on the discordant trial pairs (A passed and B failed, or the reverse).
+  Errored trials are left out: an error is not an outcome.
+* Scores: a seeded paired bootstrap over cases of the difference of the case's mean trial score (B - A).
+* A regression is significant when either test says B is worse. Each test is made at `alpha / 2`
+  (Bonferroni), so noise alone flags a regression at most `alpha` of the time.
+
+Caveat: trials of one case are not independent pairs (they share the case), so McNemar's p is somewhat
+optimistic when a case has many trials; the bootstrap resamples whole cases and has no such bias.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from proctor.results._stats import BootstrapInterval, mcnemar_exact, paired_bootstrap
+from proctor.results._summary import StoredCase
+
+__all__ = ["MIN_BOOTSTRAP_CASES", "CaseChange", "CaseComparison", "Comparison", "compare_runs"]
+
+MIN_BOOTSTRAP_CASES = 5
+"""Fewer paired cases than this and the score interval is shown but decides nothing: a bootstrap over
+one to four cases cannot see how much scores vary, and would call any drop significant."""
+
+CaseChange = Literal["regressed", "fixed", "unchanged", "added", "removed"]
+
+
+def _rate(case: StoredCase | None) -> float | None:
+    if case is None:
+        return None
+    outcomes = [status for status, _ in case.trials.values() if status in ("passed", "failed")]
+    return outcomes.count("passed") / len(outcomes) if outcomes else None
+
+
+def _score(case: StoredCase | None) -> float | None:
+    if case is None:
+        return None
+    scores = [score for status, score in case.trials.values() if status != "error" and score is not None]
+    return sum(scores) / len(scores) if scores else None
+
+
+def _flaky(case: StoredCase | None) -> bool:
+    if case is None:
+        return False
+    statuses = {status for status, _ in case.trials.values()}
+    return "passed" in statuses and "failed" in statuses
+
+
+@dataclass(slots=True)
+class CaseComparison:
+    """One case in both runs."""
+
+    name: str
+    suite: str
+    a: StoredCase | None
+    b: StoredCase | None
+    pairs: list[tuple[bool, bool]] = field(default_factory=list)
+    """`(A passed, B passed)` per trial number that ran (and did not error) in both."""
+
+    @property
+    def key(self) -> str:
+        """The case key (B's when both have it)."""
+        return (self.b or self.a).key  # type: ignore[union-attr]
+
+    @property
+    def change(self) -> CaseChange:
+        """How the case's outcome moved from A to B."""
+        if self.a is None:
+            return "added"
+        if self.b is None:
+            return "removed"
+        if self.a.status == "passed" and self.b.status != "passed":
+            return "regressed"
+        if self.a.status != "passed" and self.b.status == "passed":
+            return "fixed"
+        return "unchanged"
+
+    @property
+    def flaky(self) -> list[str]:
+        """The runs (`A`, `B`) in which the case had both passed and failed trials."""
+        return [side for side, case in (("A", self.a), ("B", self.b)) if _flaky(case)]
+
+    @property
+    def pass_rates(self) -> tuple[float | None, float | None]:
+        """Trial pass rate in A and in B (errored trials left out)."""
+        return _rate(self.a), _rate(self.b)
+
+    @property
+    def scores(self) -> tuple[float | None, float | None]:
+        """Mean trial score in A and in B."""
+        return _score(self.a), _score(self.b)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (`proctor compare --json`)."""
+        (rate_a, rate_b), (score_a, score_b) = self.pass_rates, self.scores
+        return {
+            "case": self.name,
+            "suite": self.suite,
+            "key": self.key,
+            "change": self.change,
+            "status": [None if self.a is None else self.a.status, None if self.b is None else self.b.status],
+            "pass_rate": [rate_a, rate_b],
+            "pass_rate_diff": None if rate_a is None or rate_b is None else round(rate_b - rate_a, 6),
+            "score": [_round(score_a), _round(score_b)],
+            "score_diff": None if score_a is None or score_b is None else round(score_b - score_a, 6),
+            "pairs": {
+                "both_passed": sum(1 for a, b in self.pairs if a and b),
+                "a_only": sum(1 for a, b in self.pairs if a and not b),
+                "b_only": sum(1 for a, b in self.pairs if b and not a),
+                "both_failed": sum(1 for a, b in self.pairs if not a and not b),
+            },
+            "flaky": self.flaky,
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+@dataclass(slots=True)
+class Comparison:
+    """Run B against run A."""
+
+    a: str
+    """Run A's id."""
+    b: str
+    """Run B's id."""
+    cases: list[CaseComparison]
+    alpha: float
+    """The overall significance level (each of the two tests uses `alpha / 2`)."""
+    mcnemar_p: float
+    """McNemar's exact two-sided p-value over every trial pair."""
+    score_interval: BootstrapInterval | None
+    """Bootstrap interval of the mean per-case score difference (B - A), at confidence `1 - alpha / 2`."""
+
+    @property
+    def discordant(self) -> tuple[int, int]:
+        """`(A passed and B failed, A failed and B passed)` trial pairs."""
+        pairs = [p for case in self.cases for p in case.pairs]
+        return sum(1 for a, b in pairs if a and not b), sum(1 for a, b in pairs if b and not a)
+
+    @property
+    def pairs(self) -> int:
+        """Trial pairs compared."""
+        return sum(len(case.pairs) for case in self.cases)
+
+    @property
+    def pass_fail_regression(self) -> bool:
+        """B fails significantly more trial pairs than A."""
+        worse, better = self.discordant
+        return worse > better and self.mcnemar_p < self.alpha / 2
+
+    @property
+    def score_decides(self) -> bool:
+        """Whether enough cases were paired for the score interval to count (`MIN_BOOTSTRAP_CASES`)."""
+        return self.score_interval is not None and self.score_interval.n >= MIN_BOOTSTRAP_CASES
+
+    @property
+    def score_regression(self) -> bool:
+        """B's case scores are significantly lower (the whole interval is below zero)."""
+        return self.score_decides and self.score_interval is not None and self.score_interval.high < 0
+
+    @property
+    def regression(self) -> bool:
+        """Whether B is significantly worse than A by either test."""
+        return self.pass_fail_regression or self.score_regression
+
+    @property
+    def improvement(self) -> bool:
+        """Whether B is significantly better than A by either test (and worse by neither)."""
+        worse, better = self.discordant
+        significant = (better > worse and self.mcnemar_p < self.alpha / 2) or (
+            self.score_decides and self.score_interval is not None and self.score_interval.low > 0
+        )
+        return significant and not self.regression
+
+    @property
+    def verdict(self) -> str:
+        """`regression`, `improvement` or `no significant difference`."""
+        if self.regression:
+            return "regression"
+        return "improvement" if self.improvement else "no significant difference"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (`proctor compare --json`)."""
+        worse, better = self.discordant
+        interval = self.score_interval
+        return {
+            "a": self.a,
+            "b": self.b,
+            "verdict": self.verdict,
+            "regression": self.regression,
+            "alpha": self.alpha,
+            "pass_fail": {
+                "pairs": self.pairs,
+                "a_only_passed": worse,
+                "b_only_passed": better,
+                "mcnemar_p": round(self.mcnemar_p, 6),
+                "significant": self.mcnemar_p < self.alpha / 2 and worse != better,
+            },
+            "score": None
+            if interval is None
+            else {
+                "mean_diff": round(interval.mean, 6),
+                "low": round(interval.low, 6),
+                "high": round(interval.high, 6),
+                "confidence": interval.confidence,
+                "cases": interval.n,
+                "resamples": interval.resamples,
+                "significant": self.score_decides and (interval.high < 0 or interval.low > 0),
+            },
+            "flaky": [c.name for c in self.cases if c.flaky],
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+
+def _pair_cases(
+    a_cases: Sequence[StoredCase], b_cases: Sequence[StoredCase]
+) -> list[tuple[StoredCase | None, StoredCase | None]]:
+    """Match cases by key, then unmatched ones by (suite, name) when that is unique on both sides."""
+    b_by_key = {c.key: c for c in b_cases}
+    matched: list[tuple[StoredCase | None, StoredCase | None]] = []
+    used: set[str] = set()
+    leftover_a: list[StoredCase] = []
+    for case in a_cases:
+        other = b_by_key.get(case.key)
+        if other is not None:
+            matched.append((case, other))
+            used.add(other.key)
+        else:
+            leftover_a.append(case)
+    leftover_b = [c for c in b_cases if c.key not in used]
+
+    def by_name(cases: list[StoredCase]) -> dict[tuple[str, str], StoredCase]:
+        counts: dict[tuple[str, str], int] = {}
+        for c in cases:
+            counts[(c.suite, c.name)] = counts.get((c.suite, c.name), 0) + 1
+        return {(c.suite, c.name): c for c in cases if counts[(c.suite, c.name)] == 1}
+
+    b_by_name = by_name(leftover_b)
+    unique_a = by_name(leftover_a)
+    for case in leftover_a:
+        other = b_by_name.get((case.suite, case.name)) if (case.suite, case.name) in unique_a else None
+        matched.append((case, other))
+        if other is not None:
+            used.add(other.key)
+    matched.extend((None, c) for c in leftover_b if c.key not in used)
+    return matched
+
+
+def compare_runs(
+    a_id: str,
+    a_cases: Sequence[StoredCase],
+    b_id: str,
+    b_cases: Sequence[StoredCase],
+    *,
+    alpha: float = 0.05,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare run B against run A.
+
+    Args:
+        a_id: Run A's id (the baseline).
+        a_cases: Its cases.
+        b_id: Run B's id (the candidate).
+        b_cases: Its cases.
+        alpha: Overall significance level for calling a regression.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed (the same seed gives the same interval).
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    cases: list[CaseComparison] = []
+    differences: list[float] = []
+    for a, b in _pair_cases(a_cases, b_cases):
+        reference = a if a is not None else b
+        assert reference is not None
+        comparison = CaseComparison(reference.name, reference.suite, a, b)
+        if a is not None and b is not None:
+            for number in sorted(set(a.trials) & set(b.trials)):
+                status_a, status_b = a.trials[number][0], b.trials[number][0]
+                if status_a != "error" and status_b != "error":
+                    comparison.pairs.append((status_a == "passed", status_b == "passed"))
+            score_a, score_b = comparison.scores
+            if score_a is not None and score_b is not None:
+                differences.append(score_b - score_a)
+        cases.append(comparison)
+    result = Comparison(a_id, b_id, cases, alpha, 1.0, None)
+    worse, better = result.discordant
+    result.mcnemar_p = mcnemar_exact(worse, better)
+    result.score_interval = paired_bootstrap(differences, confidence=1 - alpha / 2, resamples=resamples, seed=seed)
+    return result

@@ -1,0 +1,369 @@
+"""The history store: every run indexed in an embedded SQLite database.
+
+The results JSON stays the interchange format; the store keeps each run's figures, its cases and its
+trials' outcomes, so `proctor runs`, `proctor report` (choosing runs) and `proctor compare` never
+re-parse every results file. The default location is `.proctor/history.db` beside the suites (beside
+their `.results/` directory). Several processes may write it at once (WAL journal, busy timeout).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from proctor.errors import ConfigError
+from proctor.results._summary import (
+    RunSummary,
+    StoredCase,
+    case_identity,
+    known_cost,
+    load_run,
+)
+
+__all__ = [
+    "HISTORY_FILE",
+    "HistoryStore",
+    "default_history_path",
+    "index_run",
+    "resolve_history_path",
+]
+
+HISTORY_FILE = Path(".proctor") / "history.db"
+"""Where the store lives, relative to the suites' directory."""
+
+SCHEMA_VERSION = 1
+"""`PRAGMA user_version` of the store's tables."""
+
+_log = logging.getLogger("proctor.history")
+
+_RUN_FIELDS = [f.name for f in fields(RunSummary)]
+"""The `runs` columns that hold a `RunSummary`, in its field order."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    model TEXT,
+    target TEXT,
+    status TEXT,
+    started_at TEXT,
+    finished_at TEXT,
+    cases INTEGER,
+    passed INTEGER,
+    failed INTEGER,
+    errored INTEGER,
+    pass_rate REAL,
+    trials_run INTEGER,
+    trials_passed INTEGER,
+    trials_failed INTEGER,
+    trials_errored INTEGER,
+    avg_score REAL,
+    p50_latency_ms REAL,
+    tokens INTEGER,
+    cost_usd REAL,
+    rescored_from TEXT,
+    path TEXT NOT NULL,
+    results_version INTEGER,
+    file_mtime_ns INTEGER,
+    file_size INTEGER,
+    indexed_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_path ON runs(path);
+CREATE INDEX IF NOT EXISTS runs_run_id ON runs(run_id);
+CREATE INDEX IF NOT EXISTS runs_model ON runs(model, started_at);
+CREATE TABLE IF NOT EXISTS cases (
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    suite TEXT,
+    file TEXT,
+    tags TEXT,
+    status TEXT,
+    pass_rate REAL,
+    avg_score REAL,
+    p50_latency_ms REAL,
+    tokens INTEGER,
+    cost_usd REAL,
+    PRIMARY KEY (run, case_key)
+);
+CREATE TABLE IF NOT EXISTS trials (
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_key TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    score REAL,
+    duration_ms REAL,
+    tokens INTEGER,
+    cost_usd REAL,
+    PRIMARY KEY (run, case_key, trial)
+);
+"""
+
+
+def default_history_path(results_dir: Path) -> Path:
+    """The store beside a results directory: `<dir>/../.proctor/history.db` (beside the suites)."""
+    return results_dir.parent / HISTORY_FILE
+
+
+def resolve_history_path(value: Path | None) -> Path:
+    """Where the store is: a `.db` file as given, `<dir>/.proctor/history.db` for a directory, else `./.proctor/`."""
+    if value is None:
+        return HISTORY_FILE
+    if value.is_dir():
+        return value / HISTORY_FILE
+    return value
+
+
+class HistoryStore:
+    """The SQLite history of runs.
+
+    Use as a context manager, or call `close()`:
+
+    ```python
+    with HistoryStore(Path("evals/.proctor/history.db")) as store:
+        for run in store.runs(limit=10):
+            print(run.run_id, run.pass_rate)
+    ```
+
+    Args:
+        path: The database file (created with its directory when missing, unless `create` is false).
+        create: Whether a missing store may be created.
+
+    Raises:
+        ConfigError: The store is missing and `create` is false, or the file is not a Proctor history.
+    """
+
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        self.path = path
+        if not path.exists():
+            if not create:
+                raise ConfigError(
+                    f"no run history at {path}: run `proctor run` first, pass --history DIR or FILE, "
+                    "or name results files instead of run ids"
+                )
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, timeout=30)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"cannot open the run history {path}: {exc}") from None
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; the results JSON is the record
+            self._db.execute("PRAGMA foreign_keys=ON")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise ConfigError(f"{path} was written by a newer Proctor (history schema {version}): upgrade")
+            if version < SCHEMA_VERSION:
+                with self._db:
+                    self._db.executescript(_SCHEMA)
+                    self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise ConfigError(f"{path} is not a Proctor run history ({exc})") from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # writing
+
+    def add(self, path: Path, data: dict[str, Any] | None = None) -> RunSummary:
+        """Index a run's results file (re-indexing replaces what the store had for that file).
+
+        Args:
+            path: The results JSON.
+            data: Its content, when the caller has it already (no re-read).
+        """
+        if data is None:
+            data = load_run(path)
+        resolved = path.resolve()
+        summary = RunSummary.from_data(data, resolved)
+        stat = resolved.stat()
+        row = asdict(summary)
+        columns = [*_RUN_FIELDS, "results_version", "file_mtime_ns", "file_size", "indexed_at"]
+        values = [
+            *(row[name] for name in _RUN_FIELDS),
+            data.get("version"),
+            stat.st_mtime_ns,
+            stat.st_size,
+            datetime.now(UTC).isoformat(timespec="seconds"),
+        ]
+        with self._db:
+            self._db.execute("DELETE FROM runs WHERE path = ?", (str(resolved),))
+            cursor = self._db.execute(
+                f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
+            )
+            run = cursor.lastrowid
+            case_rows, trial_rows = [], []
+            encoded: dict[tuple[str, ...], str] = {}  # cases mostly share their tags: encode each set once
+            for case in data["cases"]:
+                key = case_identity(case)
+                tags = tuple(case.get("tags") or ())
+                if tags not in encoded:
+                    encoded[tags] = json.dumps(tags)
+                case_rows.append(
+                    (
+                        run,
+                        key,
+                        case["name"],
+                        case.get("suite"),
+                        case.get("file"),
+                        encoded[tags],
+                        case.get("status"),
+                        case.get("pass_rate"),
+                        case.get("avg_score"),
+                        (case.get("latency_ms") or {}).get("p50"),
+                        (case.get("tokens") or {}).get("total", 0),
+                        known_cost(case.get("costs")),
+                    )
+                )
+                for trial in case.get("trials") or []:
+                    trial_rows.append(
+                        (
+                            run,
+                            key,
+                            trial["trial"],
+                            trial["status"],
+                            trial.get("score"),
+                            trial.get("duration_ms"),
+                            (trial.get("tokens") or {}).get("total", 0),
+                            known_cost(trial.get("costs")),
+                        )
+                    )
+            self._db.executemany("INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", case_rows)
+            self._db.executemany("INSERT OR REPLACE INTO trials VALUES (?,?,?,?,?,?,?,?)", trial_rows)
+        return summary
+
+    def scan(self, directory: Path) -> int:
+        """Index every results file under `directory` that is new or changed since it was indexed.
+
+        Journals and files that are not Proctor results are passed over. Returns how many were indexed.
+        """
+        known = {
+            path: (mtime, size)
+            for path, mtime, size in self._db.execute("SELECT path, file_mtime_ns, file_size FROM runs")
+        }
+        count = 0
+        for path in sorted(directory.rglob("*.json")):
+            resolved = path.resolve()
+            stat = resolved.stat()
+            if known.get(str(resolved)) == (stat.st_mtime_ns, stat.st_size):
+                continue
+            try:
+                data = load_run(resolved)
+            except ConfigError:
+                continue
+            self.add(resolved, data)
+            count += 1
+        return count
+
+    def remove_missing(self) -> int:
+        """Forget runs whose results file no longer exists; returns how many."""
+        gone = [(rid,) for rid, path in self._db.execute("SELECT id, path FROM runs") if not os.path.exists(path)]
+        with self._db:
+            self._db.executemany("DELETE FROM runs WHERE id = ?", gone)
+        return len(gone)
+
+    # reading
+
+    def _select(self, where: str = "", params: tuple[Any, ...] = (), limit: int | None = None) -> list[RunSummary]:
+        sql = f"SELECT {', '.join(_RUN_FIELDS)} FROM runs {where} ORDER BY started_at DESC, id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        out = []
+        for row in self._db.execute(sql, params):
+            out.append(RunSummary(**dict(zip(_RUN_FIELDS, row, strict=True))))
+        return out
+
+    def runs(self, *, model: str | None = None, limit: int | None = None) -> list[RunSummary]:
+        """Runs, newest first; only `model`'s when given."""
+        if model is not None:
+            return self._select("WHERE model = ?", (model,), limit)
+        return self._select(limit=limit)
+
+    def latest_per_model(self) -> list[RunSummary]:
+        """The newest run of each model (runs without a model count as one model), oldest first.
+
+        Runs started in the same second keep the order in which they were indexed.
+        """
+        latest: dict[str | None, RunSummary] = {}
+        for run in self._select():  # newest first
+            latest.setdefault(run.model, run)
+        return list(reversed(latest.values()))
+
+    def get(self, ref: str) -> RunSummary:
+        """Find a run by id, by results file path, or by a unique prefix of its id.
+
+        Raises:
+            ConfigError: No run matches, or several do (their paths are listed).
+        """
+        candidate = Path(ref)
+        if candidate.suffix == ".json" and candidate.exists():
+            found = self._select("WHERE path = ?", (str(candidate.resolve()),))
+            if found:
+                return found[0]
+        matches = self._select("WHERE run_id = ?", (ref,))
+        if not matches:
+            escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            matches = self._select("WHERE run_id LIKE ? ESCAPE '\\'", (escaped + "%",))
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise ConfigError(f"no run {ref!r} in the history {self.path} (see `proctor runs`)")
+        listing = "; ".join(f"{m.run_id} ({m.path})" for m in matches[:5])
+        raise ConfigError(f"{ref!r} matches {len(matches)} runs: {listing}; give the results file or the full id")
+
+    def cases(self, run: RunSummary) -> list[StoredCase]:
+        """A stored run's cases with their trials' outcomes, in the run's order."""
+        rows = self._db.execute("SELECT id FROM runs WHERE path = ?", (run.path,)).fetchone()
+        if rows is None:
+            raise ConfigError(f"run {run.run_id} is not in the history {self.path}")
+        ident = rows[0]
+        trials: dict[str, dict[int, tuple[str, float | None]]] = {}
+        for key, number, status, score in self._db.execute(
+            "SELECT case_key, trial, status, score FROM trials WHERE run = ? ORDER BY rowid", (ident,)
+        ):
+            trials.setdefault(key, {})[number] = (status, score)
+        return [
+            StoredCase(key, name, suite or "", json.loads(tags or "[]"), status or "error", trials.get(key, {}))
+            for key, name, suite, tags, status in self._db.execute(
+                "SELECT case_key, name, suite, tags, status FROM cases WHERE run = ? ORDER BY rowid", (ident,)
+            )
+        ]
+
+    def __iter__(self) -> Iterator[RunSummary]:
+        return iter(self._select())
+
+
+def index_run(history: Path, results_file: Path, data: dict[str, Any]) -> bool:
+    """Index a finished run in the store at `history`; a store that cannot be written is logged, not raised.
+
+    The results file is already written when this runs, so a locked or read-only store must not turn a
+    complete run into a failure. Returns whether the run was indexed.
+    """
+    try:
+        with HistoryStore(history) as store:
+            store.add(results_file, data)
+    except (ConfigError, OSError, sqlite3.Error) as exc:
+        _log.warning("run %s not added to the history %s: %s", data.get("run_id"), history, exc)
+        return False
+    return True

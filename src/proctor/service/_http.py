@@ -1,0 +1,226 @@
+"""The HTTP API (Starlette on uvicorn): the Go Eval Agent's endpoints over the same pipeline.
+
+```
+GET  /api/v1/health                         {"status": "ok", "version": ...}
+POST /api/v1/evaluate                       one event -> EvaluationResult
+POST /api/v1/evaluate/judge/{name}?threshold=0.7   one judge alone
+POST /api/v1/evaluate/batch                 a JSON list of events -> a list of results, in order
+GET  /openapi.json                          the committed OpenAPI schema
+```
+
+Invalid bodies get 422 with every field error (`{"detail": [{"loc", "msg", "type"}]}`, FastAPI's
+shape), bodies over the size limit 413, an unknown judge 404. With an API token, every route but the
+health check and the schema needs `Authorization: Bearer <token>` (401 otherwise).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from pydantic import TypeAdapter, ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from proctor import __version__
+from proctor.service._models import EvaluationRequest, EvaluationResult
+from proctor.service._pipeline import Pipeline
+
+__all__ = ["HttpOptions", "create_app"]
+
+logger = logging.getLogger("proctor.service")
+
+PUBLIC_PATHS = frozenset({"/api/v1/health", "/openapi.json"})
+"""Routes that need no bearer token."""
+JSON = "application/json"
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """Limits and access control of the HTTP API."""
+
+    api_token: str | None = None
+    """When set, requests need `Authorization: Bearer <token>` (`PROCTOR_API_TOKEN`)."""
+    max_body_bytes: int = 1_048_576
+    """Larger request bodies are refused with 413."""
+    max_batch: int = 100
+    """Most events in one `/evaluate/batch` request (more: 422)."""
+    batch_concurrency: int = 16
+    """Events of one batch evaluated at once."""
+
+
+class _BearerAuth:
+    """Pure ASGI middleware: a constant-time bearer-token check on every non-public route."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in PUBLIC_PATHS:
+            given = b""
+            for name, value in scope["headers"]:
+                if name == b"authorization":
+                    given = value
+                    break
+            if not hmac.compare_digest(given, self.expected):
+                detail = "missing bearer token" if not given else "invalid bearer token"
+                response = JSONResponse({"detail": detail}, 401, {"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _field_errors(exc: ValidationError, *prefix: str | int) -> list[dict[str, Any]]:
+    return [
+        {"loc": [*prefix, *error["loc"]], "msg": error["msg"], "type": error["type"]}
+        for error in exc.errors(include_url=False)
+    ]
+
+
+def _unprocessable(errors: list[dict[str, Any]]) -> Response:
+    return JSONResponse({"detail": errors}, 422)
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"request body of {declared} bytes is over the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"request body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _result(result: EvaluationResult) -> Response:
+    return Response(result.model_dump_json(), media_type=JSON)
+
+
+def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starlette:
+    """Build the ASGI app serving `pipeline`.
+
+    Args:
+        pipeline: Scores the events; closed when the app shuts down.
+        options: Token, body and batch limits.
+
+    Returns:
+        The Starlette app (wrapped in the bearer check when a token is set, as `app.state.asgi`).
+    """
+    options = options or HttpOptions()
+    limit = options.max_body_bytes
+    batch_adapter: TypeAdapter[list[EvaluationRequest]] = TypeAdapter(list[EvaluationRequest])
+    health = json.dumps({"status": "ok", "version": __version__}).encode()
+
+    async def health_route(request: Request) -> Response:
+        return Response(health, media_type=JSON)
+
+    async def openapi_route(request: Request) -> Response:
+        from proctor.service._openapi import committed_schema_text
+
+        return Response(committed_schema_text(), media_type=JSON)
+
+    async def evaluate_route(request: Request) -> Response:
+        body = await _body(request, limit)
+        try:
+            event = EvaluationRequest.model_validate_json(body)
+        except ValidationError as exc:
+            return _unprocessable(_field_errors(exc, "body"))
+        return _result(await pipeline.evaluate(event))
+
+    async def judge_route(request: Request) -> Response:
+        name = request.path_params["name"]
+        try:
+            judge = pipeline.resolve_judge(name)
+        except KeyError as exc:
+            raise HTTPException(404, str(exc.args[0])) from None
+        errors: list[dict[str, Any]] = []
+        threshold = 0.7
+        raw = request.query_params.get("threshold")
+        if raw is not None:
+            try:
+                threshold = float(raw)
+            except ValueError:
+                threshold = -1.0
+            if not 0 <= threshold <= 1:
+                message = f"threshold must be a number in 0..1, got {raw!r}"
+                errors.append({"loc": ["query", "threshold"], "msg": message, "type": "value_error"})
+        body = await _body(request, limit)
+        try:
+            event = EvaluationRequest.model_validate_json(body)
+        except ValidationError as exc:
+            errors.extend(_field_errors(exc, "body"))
+        if errors:
+            return _unprocessable(errors)
+        return _result(await pipeline.evaluate_judge(event, judge, threshold))
+
+    async def batch_route(request: Request) -> Response:
+        body = await _body(request, limit)
+        try:
+            events = batch_adapter.validate_json(body)
+        except ValidationError as exc:
+            return _unprocessable(_field_errors(exc, "body"))
+        if len(events) > options.max_batch:
+            message = f"a batch holds at most {options.max_batch} events, got {len(events)}"
+            return _unprocessable([{"loc": ["body"], "msg": message, "type": "too_long"}])
+        results: list[EvaluationResult | None] = [None] * len(events)
+        limiter = anyio.CapacityLimiter(options.batch_concurrency)
+
+        async def one(index: int) -> None:
+            async with limiter:
+                results[index] = await pipeline.evaluate(events[index])
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(events)):
+                group.start_soon(one, index)
+        payload = b"[" + b",".join(r.model_dump_json().encode() for r in results if r is not None) + b"]"
+        return Response(payload, media_type=JSON)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return JSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        logger.exception("unexpected error serving %s", request.url.path, exc_info=exc)
+        return JSONResponse({"detail": f"internal error: {type(exc).__name__}: {exc}"}, 500)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if pipeline.judge is None:
+            logger.warning("no judge model configured: events that pass the prechecks get verdict 'error'")
+        try:
+            yield
+        finally:
+            await pipeline.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/api/v1/health", health_route, methods=["GET"]),
+            Route("/api/v1/evaluate", evaluate_route, methods=["POST"]),
+            Route("/api/v1/evaluate/batch", batch_route, methods=["POST"]),
+            Route("/api/v1/evaluate/judge/{name}", judge_route, methods=["POST"]),
+            Route("/openapi.json", openapi_route, methods=["GET"]),
+        ],
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+        lifespan=lifespan,
+    )
+    if options.api_token:
+        app.add_middleware(_BearerAuth, token=options.api_token)
+    return app

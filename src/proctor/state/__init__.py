@@ -1,0 +1,70 @@
+"""State backends: the agent's knowledge graph, which state assertions query.
+
+`neo4j` reaches a Neo4j server over Bolt through the official driver (the `neo4j` extra); `falkordb`
+reaches a FalkorDB server, or starts an embedded one for the run (the `graph` extra), the default when a
+suite configures nothing. Both sit behind one small protocol, `Graph`: run a Cypher statement with
+parameters and get rows back as dicts. The driver and the engine load on first use.
+
+Example:
+    ```python
+    from proctor.state import StateManager
+
+    states = StateManager()
+    states.add(case)              # a case with setups or Cypher assertions
+    await states.start()          # starts the embedded FalkorDB
+    async with states.trial(case) as lease:
+        rows = await lease.graph.run("MATCH (r:Reminder) RETURN count(r) AS count")
+    await states.aclose()
+    ```
+"""
+
+from proctor.state._base import (
+    BlockingGraph,
+    Graph,
+    QueryError,
+    StateError,
+    StateUnavailable,
+    logger,
+    plain,
+    render_cypher,
+)
+from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend, FalkorDBGraph
+from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend, Neo4jGraph, neo4j_value
+from proctor.state._service import (
+    ENV_BACKEND,
+    ENV_GRAPH,
+    ENV_LABEL,
+    ENV_URI,
+    StateManager,
+    StateService,
+    StateSettings,
+    TrialState,
+    resolve_settings,
+)
+
+__all__ = [
+    "DEFAULT_NEO4J_URI",
+    "ENV_BACKEND",
+    "ENV_GRAPH",
+    "ENV_LABEL",
+    "ENV_URI",
+    "BlockingGraph",
+    "EmbeddedFalkorDB",
+    "FalkorDBBackend",
+    "FalkorDBGraph",
+    "Graph",
+    "Neo4jBackend",
+    "Neo4jGraph",
+    "QueryError",
+    "StateError",
+    "StateManager",
+    "StateService",
+    "StateSettings",
+    "StateUnavailable",
+    "TrialState",
+    "logger",
+    "neo4j_value",
+    "plain",
+    "render_cypher",
+    "resolve_settings",
+]

@@ -1,0 +1,164 @@
+"""The SQLite history store: indexing, listing, choosing runs, and what it refuses."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sqlite3
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from proctor.errors import ConfigError
+from proctor.results import HistoryStore, RunSummary, StoredCase, index_run, load_run, resolve_history_path
+from proctor.results._history import SCHEMA_VERSION
+
+DATA = Path(__file__).parent / "data"
+GPT = "gpt-4-1-mini_20261101T090000Z.json"
+CLAUDE = "claude-sonnet-4_20261102T090000Z.json"
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    directory = tmp_path / "suites" / ".results"
+    directory.mkdir(parents=True)
+    for name in (GPT, CLAUDE):
+        shutil.copy(DATA / name, directory / name)
+    return directory
+
+
+def test_add_and_list_runs(results: Path, tmp_path: Path) -> None:
+    db = tmp_path / "suites" / ".proctor" / "history.db"
+    with HistoryStore(db) as store:
+        summary = store.add(results / GPT)
+        store.add(results / CLAUDE)
+        runs = store.runs()
+    assert db.exists()
+    assert [r.run_id for r in runs] == ["claude-sonnet-4_20261102T090000Z", "gpt-4-1-mini_20261101T090000Z"]
+    assert runs[1] == summary
+    gpt = runs[1]
+    assert (gpt.model, gpt.cases, gpt.passed, gpt.failed, gpt.pass_rate) == ("openai/gpt-4.1-mini", 4, 2, 2, 0.5)
+    assert (gpt.trials_run, gpt.trials_passed, gpt.trials_failed, gpt.trials_errored) == (12, 9, 2, 1)
+    assert gpt.tokens == 1602 and gpt.cost_usd == pytest.approx(0.0009792 + 0.0018996)
+    assert gpt.p50_latency_ms is not None and gpt.avg_score is not None
+    assert gpt.path == str((results / GPT).resolve())
+
+
+def test_the_store_agrees_with_the_results_file(results: Path, tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "h.db") as store:
+        stored = store.add(results / GPT)
+        cases = store.cases(stored)
+    data = load_run(results / GPT)
+    assert stored == RunSummary.from_data(data, (results / GPT).resolve())
+    assert cases == StoredCase.from_data(data)
+    assert cases[3].trials == {1: ("passed", 1.0), 2: ("error", None), 3: ("failed", 0.0)}
+
+
+def test_reindexing_a_file_replaces_it(results: Path, tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "h.db") as store:
+        store.add(results / GPT)
+        store.add(results / GPT)
+        assert len(store.runs()) == 1
+        assert len(store.cases(store.runs()[0])) == 4
+
+
+def test_latest_per_model_and_filters(results: Path, tmp_path: Path) -> None:
+    newer = json.loads((results / GPT).read_text())
+    newer["run_id"] = "gpt-4-1-mini_20261105T090000Z"
+    newer["started_at"] = "2026-11-05T09:00:00+00:00"
+    (results / "newer.json").write_text(json.dumps(newer))
+    with HistoryStore(tmp_path / "h.db") as store:
+        assert store.scan(results.parent) == 3
+        assert store.scan(results.parent) == 0  # unchanged files are not re-read
+        latest = store.latest_per_model()
+        assert [r.run_id for r in latest] == ["claude-sonnet-4_20261102T090000Z", "gpt-4-1-mini_20261105T090000Z"]
+        assert [r.run_id for r in store.runs(model="openai/gpt-4.1-mini")] == [
+            "gpt-4-1-mini_20261105T090000Z",
+            "gpt-4-1-mini_20261101T090000Z",
+        ]
+        assert len(store.runs(limit=1)) == 1
+
+
+def test_get_by_id_prefix_and_path(results: Path, tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "h.db") as store:
+        store.scan(results)
+        assert store.get("claude-sonnet-4_20261102T090000Z").model == "anthropic/claude-sonnet-4"
+        assert store.get("gpt-4").run_id == "gpt-4-1-mini_20261101T090000Z"
+        assert store.get(str(results / CLAUDE)).run_id == "claude-sonnet-4_20261102T090000Z"
+        with pytest.raises(ConfigError, match="no run 'nope'"):
+            store.get("nope")
+        with pytest.raises(ConfigError, match="matches 2 runs"):
+            store.get("")
+        with pytest.raises(ConfigError, match="no run"):
+            store.get("gpt_4")  # `_` is literal in a prefix, not a LIKE wildcard
+
+
+def test_scan_skips_journals_and_foreign_json(results: Path, tmp_path: Path) -> None:
+    (results / "notes.json").write_text('{"hello": 1}')
+    (results / "broken.json").write_text("{")
+    (results / "x.journal.jsonl").write_text('{"kind": "run"}\n')
+    with HistoryStore(tmp_path / "h.db") as store:
+        assert store.scan(results) == 2
+
+
+def test_remove_missing(results: Path, tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "h.db") as store:
+        store.scan(results)
+        (results / GPT).unlink()
+        assert store.remove_missing() == 1
+        assert [r.run_id for r in store.runs()] == ["claude-sonnet-4_20261102T090000Z"]
+
+
+def test_missing_store_is_a_clear_error_unless_created(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"no run history at .*proctor run"):
+        HistoryStore(tmp_path / "none.db", create=False)
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_not_a_database_and_newer_schema(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_text("this is not sqlite " * 100)
+    with pytest.raises(ConfigError, match="not a Proctor run history"):
+        HistoryStore(bogus)
+    newer = tmp_path / "newer.db"
+    connection = sqlite3.connect(newer)
+    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    connection.close()
+    with pytest.raises(ConfigError, match="newer Proctor"):
+        HistoryStore(newer)
+
+
+def test_index_run_never_fails_a_finished_run(results: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    data = load_run(results / GPT)
+    with caplog.at_level(logging.WARNING, logger="proctor.history"):
+        assert index_run(blocked / "h.db", results / GPT, data) is False  # its directory is a file
+    assert "not added to the history" in caplog.text
+    assert index_run(tmp_path / "ok" / "h.db", results / GPT, data) is True
+
+
+def test_summary_columns_match_the_schema(tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "h.db") as store:
+        columns = {row[1] for row in store._db.execute("PRAGMA table_info(runs)")}
+    assert {f.name for f in fields(RunSummary)} <= columns
+
+
+def test_resolve_history_path(tmp_path: Path) -> None:
+    assert resolve_history_path(None) == Path(".proctor/history.db")
+    assert resolve_history_path(tmp_path) == tmp_path / ".proctor" / "history.db"
+    assert resolve_history_path(tmp_path / "x.db") == tmp_path / "x.db"
+
+
+def test_concurrent_writers_do_not_lose_runs(results: Path, tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    first, second = HistoryStore(db), HistoryStore(db)
+    try:
+        first.add(results / GPT)
+        second.add(results / CLAUDE)
+        assert len(first.runs()) == len(second.runs()) == 2
+    finally:
+        first.close()
+        second.close()

@@ -1,0 +1,180 @@
+"""The HTTP API against a real uvicorn server on loopback: the seed's requests, bad inputs, limits, auth."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from proctor import __version__
+from proctor.service import HttpOptions, PipelineConfig, ServiceSettings, build_pipeline, create_app
+from proctor.service._openapi import SCHEMA_PATH, openapi_schema, schema_text
+from servers._serve import serve_app
+from service.events import SEED_EARLY_EXIT, SEED_EVALUATE, event
+from service.judge_server import JudgeScript, verdict
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def start(script: JudgeScript, options: HttpOptions | None = None, **config: Any) -> Any:
+    settings = ServiceSettings(PipelineConfig(**config), "openai/judge-test", script.base_url, "test-key")
+    return serve_app(create_app(build_pipeline(settings), options))
+
+
+@pytest.fixture
+def api(judge_server: Any) -> Iterator[tuple[httpx.Client, JudgeScript]]:
+    script = judge_server.script(relevance=verdict(0.95, "Direct answer."))
+    with start(script, HttpOptions(max_body_bytes=4096, max_batch=3)) as url, httpx.Client(base_url=url) as client:
+        yield client, script
+
+
+def test_health(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    response = client.get("/api/v1/health")
+    assert response.status_code == 200 and response.json() == {"status": "ok", "version": __version__}
+
+
+def test_the_seed_requests_get_the_seed_responses(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, script = api
+    good = client.post("/api/v1/evaluate", content=SEED_EVALUATE, headers=JSON_HEADERS)
+    assert good.status_code == 200 and good.headers["content-type"] == "application/json"
+    body = good.json()
+    assert body["id"] == "evt-001" and body["verdict"] == "pass" and body["errors"] == []
+    assert [s["name"] for s in body["stages"]] == [
+        "length-checker",
+        "overlap-checker",
+        "format-checker",
+        "relevance-judge",
+        "faithfulness-judge",
+        "coherence-judge",
+    ]
+    assert all(set(s) == {"name", "score", "reason", "duration_ns"} for s in body["stages"])
+    calls = script.calls
+    bad = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers=JSON_HEADERS).json()
+    assert bad["verdict"] == "fail" and len(bad["stages"]) == 3  # no LLM judge results: early exit
+    assert script.calls == calls
+
+
+def test_invalid_bodies_get_422_with_every_field_error(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    response = client.post("/api/v1/evaluate", json={"interaction": {"answer": 3}, "event_id": ""})
+    assert response.status_code == 422
+    assert response.json() == {
+        "detail": [
+            {"loc": ["body", "event_id"], "msg": "String should have at least 1 character", "type": "string_too_short"},
+            {"loc": ["body", "interaction", "user_query"], "msg": "Field required", "type": "missing"},
+            {"loc": ["body", "interaction", "answer"], "msg": "Input should be a valid string", "type": "string_type"},
+        ]
+    }
+    broken = client.post("/api/v1/evaluate", content=b'{"event_id": "x",', headers=JSON_HEADERS)
+    assert broken.status_code == 422 and broken.json()["detail"][0]["type"] == "json_invalid"
+    listed = client.post("/api/v1/evaluate", json=[1, 2])
+    assert listed.status_code == 422 and listed.json()["detail"][0]["loc"] == ["body"]
+
+
+def test_unknown_fields_are_ignored_and_an_empty_answer_is_evaluated(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    data = event(answer="")
+    data["trace"] = {"span": "abc"}
+    response = client.post("/api/v1/evaluate", json=data)
+    assert response.status_code == 200 and response.json()["verdict"] == "fail"
+
+
+def test_oversized_bodies_get_413(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    big = event(answer="x" * 5000)
+    declared = client.post("/api/v1/evaluate", json=big)
+    assert declared.status_code == 413 and "over the limit of 4096 bytes" in declared.json()["detail"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit holds while streaming
+        payload = json.dumps(big).encode()
+        for start in range(0, len(payload), 1000):
+            yield payload[start : start + 1000]
+
+    streamed = client.post("/api/v1/evaluate", content=chunks(), headers=JSON_HEADERS)
+    assert streamed.status_code == 413
+
+
+def test_one_judge_endpoint(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    response = client.post("/api/v1/evaluate/judge/relevance?threshold=0.9", content=SEED_EVALUATE)
+    body = response.json()
+    assert response.status_code == 200
+    assert (body["verdict"], body["confidence"], [s["name"] for s in body["stages"]]) == (
+        "pass",
+        0.95,
+        ["relevance-judge"],
+    )
+    assert client.post("/api/v1/evaluate/judge/coherence-judge", content=SEED_EVALUATE).json()["verdict"] == "pass"
+    missing = client.post("/api/v1/evaluate/judge/tone", content=SEED_EVALUATE)
+    assert missing.status_code == 404 and "unknown judge 'tone'" in missing.json()["detail"]
+    bad = client.post("/api/v1/evaluate/judge/relevance?threshold=high", content="{}")
+    assert bad.status_code == 422
+    locs = [error["loc"] for error in bad.json()["detail"]]
+    assert locs[0] == ["query", "threshold"] and ["body", "event_id"] in locs
+    assert client.post("/api/v1/evaluate/judge/relevance?threshold=1.5", content=SEED_EVALUATE).status_code == 422
+
+
+def test_batch_keeps_the_order_and_limits_the_size(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    events = [event(event_id="a"), json.loads(SEED_EARLY_EXIT), event(event_id="c")]
+    response = client.post("/api/v1/evaluate/batch", json=events)
+    assert response.status_code == 200
+    assert [(r["id"], r["verdict"]) for r in response.json()] == [("a", "pass"), ("evt-002", "fail"), ("c", "pass")]
+    too_many = client.post("/api/v1/evaluate/batch", json=[*events, event(event_id="d")])
+    assert too_many.status_code == 422 and "at most 3 events" in too_many.json()["detail"][0]["msg"]
+    invalid = client.post("/api/v1/evaluate/batch", json=[events[0], {"event_id": "x"}])
+    assert invalid.status_code == 422 and invalid.json()["detail"][0]["loc"] == ["body", 1, "interaction"]
+    assert client.post("/api/v1/evaluate/batch", json=events[0]).status_code == 422  # not a list
+
+
+def test_wrong_method_and_path_answer_in_json(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    assert client.get("/api/v1/evaluate").status_code == 405
+    missing = client.get("/api/v2/nothing")
+    assert missing.status_code == 404 and "detail" in missing.json()
+
+
+def test_bearer_token(judge_server: Any) -> None:
+    script = judge_server.script()
+    with start(script, HttpOptions(api_token="s3cret")) as url, httpx.Client(base_url=url) as client:
+        assert client.get("/api/v1/health").status_code == 200  # probes need no token
+        assert client.get("/openapi.json").status_code == 200
+        missing = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT)
+        assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+        assert missing.json() == {"detail": "missing bearer token"}
+        wrong = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401 and wrong.json() == {"detail": "invalid bearer token"}
+        ok = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200
+        batch = client.post("/api/v1/evaluate/batch", json=[], headers={"Authorization": "Bearer s3cret"})
+        assert batch.status_code == 200 and batch.json() == []
+
+
+def test_the_committed_openapi_schema_has_not_drifted() -> None:
+    committed = SCHEMA_PATH.read_text(encoding="utf-8")
+    assert committed == schema_text(), (
+        "src/proctor/service/openapi.json is out of date: run "
+        "`python -m proctor.service._openapi > src/proctor/service/openapi.json`"
+    )
+
+
+def test_the_schema_describes_the_routes_and_shapes(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    served = client.get("/openapi.json").json()
+    assert served == json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema = openapi_schema()
+    assert set(schema["paths"]) == {
+        "/api/v1/health",
+        "/api/v1/evaluate",
+        "/api/v1/evaluate/judge/{name}",
+        "/api/v1/evaluate/batch",
+    }
+    result = schema["components"]["schemas"]["EvaluationResult"]
+    assert set(result["properties"]) == {"id", "stages", "confidence", "verdict", "errors"}
+    assert set(result["required"]) >= {"id", "stages", "confidence", "verdict"}
+    request = schema["components"]["schemas"]["EvaluationRequest"]
+    assert request["required"] == ["event_id", "interaction"]
