@@ -72,3 +72,18 @@ def model_server() -> Iterator[Any]:
     with serve_app(server.app()) as base_url:
         server.base_url = base_url
         yield server
+
+
+@pytest.fixture(scope="session")
+def falkordb_uri() -> Iterator[str]:
+    """`falkordb://127.0.0.1:<port>` of an embedded FalkorDB shared by the session's state tests."""
+    import anyio
+
+    from proctor.state import EmbeddedFalkorDB
+
+    server = EmbeddedFalkorDB()
+    anyio.run(server.start)  # on the main thread: the server's death signal follows the starting thread
+    try:
+        yield server.uri
+    finally:
+        anyio.run(server.aclose)

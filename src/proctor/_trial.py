@@ -18,7 +18,7 @@ from proctor.suite import AssertionSpec, Case
 from proctor.targets import SessionContext, Target
 from proctor.transcript import AgentReply, Message, Usage
 
-__all__ = ["case_key", "run_trial"]
+__all__ = ["case_key", "error_trial", "run_trial"]
 
 
 def case_key(case: Case) -> str:
@@ -155,6 +155,35 @@ async def run_trial(
         duration_ms=(time.perf_counter() - started) * 1000,
         usage=usage,
         trace_ids=trace_ids,
+        error_type=error_type,
+    )
+
+
+def error_trial(case: Case, trial: int, error: str, error_type: str, duration_ms: float = 0.0) -> TrialResult:
+    """A trial that could not start (e.g. its state setup failed): `error`, with every check `skipped`.
+
+    Args:
+        case: The case.
+        trial: The 1-based trial number.
+        error: Why the trial could not run.
+        error_type: The error's class name.
+        duration_ms: Time spent before it failed.
+    """
+    reason = f"not run: {error}"
+    checks = [_skipped(spec, index, reason) for index, turn in enumerate(case.turns) for spec in turn.assert_]
+    checks.extend(_skipped(spec, None, reason) for spec in case.assert_)
+    if case.rubric is not None:
+        checks.append(_skipped(AssertionSpec(type="rubric", name=f"rubric: {case.rubric.path.name}"), None, reason))
+    scored = score_trial(checks, pass_threshold=case.scoring.pass_threshold, conversation_error=error)
+    return TrialResult(
+        case_key=case_key(case),
+        trial=trial,
+        status=scored.status,
+        score=scored.score,
+        checks=checks,
+        error=error,
+        warnings=list(scored.warnings),
+        duration_ms=duration_ms,
         error_type=error_type,
     )
 

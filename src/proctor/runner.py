@@ -13,20 +13,25 @@ import json
 import re
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from pydantic import BaseModel
 
-from proctor._trial import case_key, run_trial
+from proctor._trial import case_key, error_trial, run_trial
 from proctor.errors import ConfigError
 from proctor.results import CaseResult, Journal, RunResult, TrialResult, read_previous_trials, write_json
 from proctor.suite import Case, Suite
 from proctor.targets import SessionContext, Target, build_target
+
+if TYPE_CHECKING:
+    from proctor.checks._judging import Judge
+    from proctor.state import StateManager
 
 __all__ = ["RunObserver", "RunOptions", "RunOutcome", "filter_cases", "run", "run_sync"]
 
@@ -71,6 +76,8 @@ class RunOptions:
     """Stop starting new trials once model calls have cost this many USD (the run is then `aborted`)."""
     prices: Path | None = None
     """A JSON or YAML price table overriding the bundled one."""
+    state: Any = None
+    """State settings (a `proctor.suite.StateSpec` or a mapping) replacing every suite's `state:`."""
     history: Path | None = None
     """The history store the finished run is indexed in (default `.proctor/history.db` beside the results
     directory, i.e. beside the suites); only when `write_results` is on."""
@@ -213,6 +220,8 @@ async def run(
         if identity not in by_spec:
             by_spec[identity] = build_target(spec, max_connections=options.max_connections)
         targets[key] = by_spec[identity]
+    state_keys = {case_key(c) for c in planned_cases if _needs_state(c)}
+    states = await _start_states([c for c in planned_cases if case_key(c) in state_keys], options, by_spec.values())
     target_names = sorted({t.name for t in by_spec.values()})
 
     wants_models = options.judge or options.budget or any(c.judge is not None for c in planned_cases)
@@ -288,7 +297,10 @@ async def run(
                 timeout=case.timeout,
                 variables={"seed": _trial_seed(options.seed, key, number)},
             )
-            trial = await run_trial(case, number, targets[key], context, judges[key])
+            if states is not None and key in state_keys:
+                trial = await _run_with_state(states, case, number, targets[key], context, judges[key])
+            else:
+                trial = await run_trial(case, number, targets[key], context, judges[key])
             if models is not None:
                 models.account_agent(trial, model)
             by_key[key].trials.append(trial)
@@ -311,6 +323,8 @@ async def run(
                 await target.aclose()
             if models is not None:
                 await models.aclose()
+            if states is not None:
+                await states.aclose()
     if state["interrupted"]:
         result.status = "interrupted"
     elif state["budget"]:
@@ -388,6 +402,61 @@ def _unique(directory: Path, run_id: str) -> str:
         n += 1
         candidate = f"{run_id}-{n}"
     return candidate
+
+
+def _needs_state(case: Case) -> bool:
+    """Whether the case's trials need a graph: setups, a suite `state:`, or a check that queries state."""
+    if case.setups or case.state is not None:
+        return True
+    from proctor.checks import registry
+
+    return any(registry.resolve(spec.type)[0].needs_state for spec in case.assert_)
+
+
+async def _start_states(cases: Sequence[Case], options: RunOptions, targets: Iterable[Target]) -> StateManager | None:
+    """Start the state backends `cases` need (`None` when none does); on failure, close the targets too.
+
+    Raises:
+        ConfigError: The `state` override does not validate.
+        proctor.state.StateError: A backend's extra is missing or its server cannot be started or reached.
+    """
+    if not cases:
+        return None
+    from proctor.state import StateManager
+    from proctor.suite import StateSpec
+
+    try:
+        try:
+            override = None if options.state is None else StateSpec.model_validate(options.state)
+        except ValueError as exc:
+            raise ConfigError(f"state settings: {exc}") from None
+        manager = StateManager(override)
+        for case in cases:
+            manager.add(case)
+        await manager.start()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            for target in targets:
+                await target.aclose()
+        raise
+    return manager
+
+
+async def _run_with_state(
+    states: StateManager, case: Case, number: int, target: Target, context: SessionContext, judge: Judge | None
+) -> TrialResult:
+    """Run a trial in its own graph: setups first, the graph's address in the session's variables."""
+    from proctor.state import StateError
+
+    started = time.perf_counter()
+    try:
+        async with states.trial(case) as lease:
+            context = replace(context, variables={**context.variables, **lease.variables})
+            trial = await run_trial(case, number, target, context, judge, state=lease.graph)
+    except StateError as exc:  # the graph could not be made ready: the trial cannot run
+        return error_trial(case, number, str(exc), type(exc).__name__, (time.perf_counter() - started) * 1000)
+    trial.warnings.extend(lease.warnings)
+    return trial
 
 
 def _needs_judge(case: Case) -> bool:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -313,3 +317,29 @@ def test_service_events_without_the_service_exit_2(tmp_path: Path, monkeypatch: 
     result = runner.invoke(app, ["score", str(events)])
     assert result.exit_code == 2
     assert "holds online-service events" in result.output and "proctor.service.score_events" in result.output
+
+
+def test_ctrl_c_exits_130_keeps_the_rows_and_resume_finishes(judge: Any, tmp_path: Path) -> None:
+    judge.default = Reply(VERDICT, delay=0.1)
+    data = write_rows(tmp_path / "runs.csv", 40)
+    out = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "proctor", "score", str(data), "--map", "question=agent_task"]
+    command += ["--scorers", "context_relevancy", "--judge", "openai/score-judge", "--concurrency", "2"]
+    command += ["--no-cache", "-o", str(out)]
+    env = {**os.environ, "OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "k"}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 4):
+        time.sleep(0.05)  # rows are flushed within 0.2 s of finishing
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130, stderr
+    assert "rerun with --resume" in stdout
+    written = read_jsonl(out)
+    assert 4 <= len(written) < 40
+    before = len(judge.bodies)
+    judge.default = Reply(VERDICT)
+    resumed = subprocess.run([*command, "--resume", "-q"], env=env, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(r["row"] for r in read_jsonl(out)) == list(range(1, 41))
+    assert len(judge.bodies) - before == 40 - len(written)

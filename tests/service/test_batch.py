@@ -34,6 +34,16 @@ def test_score_events_writes_results_in_file_order(tmp_path: Path, judge_server:
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
     assert [json.loads(line)["id"] for line in lines] == ["a", "evt-002", "c"]
     assert summary.to_dict()["output"] == str(tmp_path / "out.jsonl")
+    assert summary.exit_code == 1  # one fail
+
+
+def test_exit_codes(tmp_path: Path, judge_server: Any) -> None:
+    good = write(tmp_path / "good.jsonl", event(event_id="a"))
+    assert score_events(good, settings=settings(judge_server.script(default=verdict(0.9)))).exit_code == 0
+    assert score_events(good).exit_code == 3  # no judge: nothing could be judged
+    early = write(tmp_path / "early.jsonl", json.loads(SEED_EARLY_EXIT))
+    assert score_events(early).exit_code == 1  # a fail, decided without a judge
+    assert score_events(early, dry_run=True).exit_code == 0
 
 
 def test_invalid_lines_fail_before_any_judge_call(tmp_path: Path, judge_server: Any) -> None:

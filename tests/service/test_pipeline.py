@@ -173,3 +173,24 @@ def test_verdict_bands_are_exclusive_at_their_bounds(confidence: float, band: st
 def test_settings_round_trip_through_json() -> None:
     settings = ServiceSettings(PipelineConfig(judges=("coherence",), judge_timeout=5), "openai/x", "http://h/v1", "k")
     assert ServiceSettings.from_json(json.loads(json.dumps(settings.to_json()))) == settings
+
+
+def test_settings_from_the_environment_honour_the_seed_variables() -> None:
+    env = {
+        "EARLY_EXIT_THRESHOLD": "0.4",
+        "PRECHECK_WEIGHT": "0.5",
+        "LLM_JUDGE_WEIGHT": "0.5",
+        "PROCTOR_PRECHECK_WEIGHT": "0.2",
+        "PROCTOR_JUDGE_WEIGHT": "0.8",
+        "CLAUDE_MODEL_ID": "anthropic.claude-3-5-haiku",
+        "PROCTOR_JUDGES": "coherence, relevance",
+    }
+    settings = ServiceSettings.from_environment(env, judge_concurrency=4)
+    assert settings.judge_model == "bedrock/anthropic.claude-3-5-haiku"
+    pipeline = settings.pipeline
+    assert (pipeline.early_exit_threshold, pipeline.precheck_weight, pipeline.judge_weight) == (0.4, 0.2, 0.8)
+    assert pipeline.judges == ("coherence", "relevance") and settings.judge_concurrency == 4
+    assert ServiceSettings.from_environment({}, judge_model="openai/x").judge_model == "openai/x"
+    assert ServiceSettings.from_environment({}) == ServiceSettings()
+    with pytest.raises(ConfigError, match="EARLY_EXIT_THRESHOLD='high' is not a number"):
+        ServiceSettings.from_environment({"EARLY_EXIT_THRESHOLD": "high"})

@@ -82,3 +82,14 @@ def test_sigterm_lets_requests_in_flight_finish(judge_server: Any) -> None:
     assert "Finished server process" in log and "Traceback" not in log
     (answer,) = answers
     assert answer.status_code == 200 and answer.json()["verdict"] == "pass"
+
+
+def test_forked_workers_share_the_port_and_stop_together() -> None:
+    with serving("--workers", "2") as (process, port):
+        for _ in range(20):
+            response = httpx.post(f"http://127.0.0.1:{port}/api/v1/evaluate", content=SEED_EARLY_EXIT)
+            assert response.status_code == 200 and response.json()["verdict"] == "fail"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+        _, log = process.communicate()
+    assert log.count("Finished server process") == 2

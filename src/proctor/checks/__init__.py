@@ -3,10 +3,12 @@
 # importing the family modules registers the built-in checks
 from proctor.checks import (  # noqa: F401
     _agent_scorers,
+    _expression,
     _format,
     _geval,
     _judges,
     _prechecks,
+    _state,
     _text,
     _timing,
     _tool_checks,

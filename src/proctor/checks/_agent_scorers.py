@@ -22,11 +22,12 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import AfterValidator, AliasChoices, BaseModel, Field, TypeAdapter
 
+from proctor.checks._arguments import values_equal
 from proctor.checks._judging import Judge, JudgeCall, judge_error, no_judge
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
 from proctor.recorded._data import FIELDS, AgentData, ToolCall, ToolResult, agent_data_from_transcript
-from proctor.suite import AssertionSpec
+from proctor.suite import AssertionSpec, MatchingSpec
 from proctor.transcript import Message
 
 __all__ = [
@@ -417,17 +418,8 @@ async def score_agent_data(
     return CheckResult(label, kind, "passed" if score >= limit else "failed", score, weight, reason, turn, details)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal by value: numbers by value (1 == 1.0, never True == 1), containers element by element."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
+_STRICT = MatchingSpec()
+"""Arguments compare as the trajectory checks' `strict` strategy: by value, `1 == 1.0`, `True` never `1`."""
 
 
 def _differences(call: ToolCall, expected: ToolCall) -> list[str]:
@@ -437,7 +429,7 @@ def _differences(call: ToolCall, expected: ToolCall) -> list[str]:
     for key, value in expected.parameters.items():
         if key not in call.parameters:
             found.append(f"argument {key!r} missing")
-        elif not _same(call.parameters[key], value):
+        elif not values_equal(value, call.parameters[key], _STRICT):
             found.append(
                 f"argument {key!r} is {json.dumps(call.parameters[key], default=str)}, expected "
                 f"{json.dumps(value, default=str)}"

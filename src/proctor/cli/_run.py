@@ -119,7 +119,9 @@ def run_command(
         envvar="PROCTOR_HISTORY",
         help="Run history to index the run in: a .db file or a directory (default <suite dir>/.proctor/history.db).",
     ),
-    verbose: bool = typer.Option(False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check, and the Cypher run with timings."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
 ) -> None:
     """Run suites against an agent and report what it said and did."""
@@ -162,6 +164,8 @@ def run_command(
     if options.resume is not None and options.results_dir is None and not options.resume.exists():
         options = guard(lambda: _with_dir(options, default_dir))
     observer = None if ci or quiet else Observer(verbose=verbose, live=is_terminal())
+    if verbose and not ci:
+        _log_queries()
     try:
         outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer))
     finally:
@@ -185,6 +189,21 @@ def _history_path(value: Path | None) -> Path | None:
     from proctor.results import resolve_history_path
 
     return resolve_history_path(value)
+
+
+def _log_queries() -> None:
+    """Show the Cypher that setups and state assertions run, with timings, on stderr (`-v`)."""
+    import logging
+    import sys
+
+    class StderrHandler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            sys.stderr.write(self.format(record) + "\n")  # the current stderr (a test may swap it)
+
+    logger = logging.getLogger("proctor.state")
+    if not any(type(handler).__name__ == "StderrHandler" for handler in logger.handlers):
+        logger.addHandler(StderrHandler())
+    logger.setLevel(logging.INFO)
 
 
 def _with_dir(options: Any, directory: Path) -> Any:

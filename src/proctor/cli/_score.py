@@ -1,7 +1,7 @@
 """`proctor score`: score a file of recorded agent runs with the agent scorers, streaming.
 
 Exit codes: 0 every row scored (skips allowed); 1 a scorer result is an error or a row could not be read;
-2 bad input or usage (a fatal bad row with `--bad-rows fail`); 3 nothing could be judged (every judged
+2 bad input or usage (a bad row, unless `--continue-on-error`); 3 nothing could be judged (every judged
 result is an error: the judge is unreachable); 130 interrupted (the rows scored so far are in the
 output: rerun with `--resume`).
 

@@ -12,7 +12,7 @@ for chunk in dataset.stream_from_csv("runs.csv", chunk_size=1000, agent_task="qu
 
 `proctor score FILE` does the same from the command line, with bounded concurrency, rows written as
 they finish, aggregates and resume (`score_file`). The scorers themselves are Proctor checks
-(`tool-relevancy`, ..., `proctor.checks.AGENT_SCORERS`), so suites can use them on live runs, and
+(`tool-relevancy`, ..., `proctor.recorded.AGENT_SCORERS`), so suites can use them on live runs, and
 `agent_data_from_trial` turns a finished trial into `AgentData`.
 
 Layering: `proctor.recorded._data` (the model) is a leaf the checks layer reads; the rest of this

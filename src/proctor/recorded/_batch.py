@@ -5,7 +5,7 @@ summary = await score_file("runs.csv", judge, ScoreOptions(scorers=["context_rel
 ```
 
 One reader feeds a bounded queue; `concurrency` workers take records from it, run the chosen scorers
-(`proctor.checks.AGENT_SCORERS`, the same code as suite checks) and append each scored row to the output
+(`proctor.recorded.AGENT_SCORERS`, the same code as suite checks) and append each scored row to the output
 as it finishes. At most `2 x concurrency` records are held at once, whatever the file's size. With
 `resume`, rows already scored without error in the output are kept and not scored again (the input must
 be the same file). Rows come out in the order they finish; `row` is the record's position in the input.
@@ -462,7 +462,11 @@ def _plan_record(
 
 async def _score(name: str, record: Record, judge: Judge | None, options: ScoreOptions) -> CheckResult:
     assert record.data is not None
-    return await score_agent_data(name, record.data, judge, name=name, threshold=options.threshold)
+    try:
+        return await score_agent_data(name, record.data, judge, name=name, threshold=options.threshold)
+    except Exception as exc:  # failures are data: the row gets an error, the run goes on
+        kind = AGENT_SCORERS[name].check_type
+        return CheckResult(name, kind, "error", None, reason=f"could not score: {type(exc).__name__}: {exc}")
 
 
 async def _score_into(

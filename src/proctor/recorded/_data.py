@@ -104,7 +104,7 @@ class AgentData(BaseModel):
     """One recorded agent step (or a whole run): what the agent was asked, said and did.
 
     The fields are NovaEval's, with the same names and meanings; each scorer states which ones it
-    needs (`proctor.checks.AGENT_SCORERS`).
+    needs (`proctor.recorded.AGENT_SCORERS`).
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -70,6 +70,23 @@ class ScoreSummary:
     """Whether only the prechecks ran (no judge call)."""
 
     @property
+    def exit_code(self) -> int:
+        """The exit code for a command.
+
+        0: every event `pass` or `review` (with `dry_run`: every line valid); 3: events reached the judges
+        and none got a verdict (all `error`: no judge configured or reachable); 1: otherwise (a `fail`,
+        an `error`, or a skipped invalid line).
+        """
+        if self.dry_run:
+            return 1 if self.invalid else 0
+        judged = [r for r in self.results if any(n.endswith("-judge") for n in _stage_names(r))]
+        if judged and all(r.verdict == "error" for r in judged):
+            return 3
+        if self.invalid or self.verdicts.get("fail") or self.verdicts.get("error"):
+            return 1
+        return 0
+
+    @property
     def judge_calls_needed(self) -> int:
         """With `dry_run`: the events that would reach the judges."""
         return self.verdicts.get("needs-judges", 0)
@@ -83,7 +100,12 @@ class ScoreSummary:
             "verdicts": dict(sorted(self.verdicts.items())),
             "output": None if self.output is None else str(self.output),
             "dry_run": self.dry_run,
+            "exit_code": self.exit_code,
         }
+
+
+def _stage_names(result: EvaluationResult) -> list[str]:
+    return [stage.name for stage in result.stages] + [error.name for error in result.errors]
 
 
 def _invalid(exc: ValidationError) -> str:

@@ -19,9 +19,10 @@ confidence: a verdict on heuristics alone would pretend a judgement nobody made.
 from __future__ import annotations
 
 import math
+import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,6 +124,57 @@ class ServiceSettings:
             "judge_concurrency": self.judge_concurrency,
             "cache_dir": None if self.cache_dir is None else str(self.cache_dir),
         }
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServiceSettings:
+        """Settings from `PROCTOR_*` variables, then the Go Eval Agent's, then the defaults.
+
+        For commands that build a pipeline without the service's own options (e.g. `proctor score`):
+        `PROCTOR_JUDGE_MODEL` (else `CLAUDE_MODEL_ID` as `bedrock/<id>`), `PROCTOR_JUDGE_BASE_URL`,
+        `PROCTOR_JUDGE_API_KEY`, `PROCTOR_JUDGES`, `PROCTOR_JUDGE_TIMEOUT`, `PROCTOR_JUDGE_CONCURRENCY`,
+        `PROCTOR_EARLY_EXIT_THRESHOLD` (`EARLY_EXIT_THRESHOLD`), `PROCTOR_PRECHECK_WEIGHT`
+        (`PRECHECK_WEIGHT`), `PROCTOR_JUDGE_WEIGHT` (`LLM_JUDGE_WEIGHT`).
+
+        Args:
+            environ: The variables (default `os.environ`).
+            **overrides: Field values that win over the environment when not `None` (`judge_model`,
+                `judge_concurrency`, `cache_dir`, ...).
+
+        Raises:
+            ConfigError: A variable is not a valid number, or the values are invalid together.
+        """
+        env = os.environ if environ is None else environ
+
+        def first(*names: str) -> str | None:
+            return next((env[name] for name in names if env.get(name)), None)
+
+        def number(default: float, *names: str) -> float:
+            raw = first(*names)
+            if raw is None:
+                return default
+            try:
+                return float(raw)
+            except ValueError:
+                raise ConfigError(f"{next(n for n in names if env.get(n))}={raw!r} is not a number") from None
+
+        judges = first("PROCTOR_JUDGES")
+        pipeline = PipelineConfig(
+            early_exit_threshold=number(0.2, "PROCTOR_EARLY_EXIT_THRESHOLD", "EARLY_EXIT_THRESHOLD"),
+            precheck_weight=number(0.3, "PROCTOR_PRECHECK_WEIGHT", "PRECHECK_WEIGHT"),
+            judge_weight=number(0.7, "PROCTOR_JUDGE_WEIGHT", "LLM_JUDGE_WEIGHT"),
+            judges=tuple(j.strip() for j in judges.split(",") if j.strip()) if judges else DEFAULT_JUDGES,
+            judge_timeout=number(30.0, "PROCTOR_JUDGE_TIMEOUT"),
+        )
+        claude = first("CLAUDE_MODEL_ID")
+        values: dict[str, Any] = {
+            "pipeline": pipeline,
+            "judge_model": first("PROCTOR_JUDGE_MODEL") or (f"bedrock/{claude}" if claude else None),
+            "judge_base_url": first("PROCTOR_JUDGE_BASE_URL"),
+            "judge_api_key": first("PROCTOR_JUDGE_API_KEY"),
+            "judge_concurrency": int(number(16, "PROCTOR_JUDGE_CONCURRENCY")),
+        }
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        return cls(**values)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ServiceSettings:

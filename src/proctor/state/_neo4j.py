@@ -71,6 +71,7 @@ class Neo4jBackend:
         try:
             await anyio.to_thread.run_sync(self._driver.verify_connectivity)
         except Exception as exc:
+            await self.aclose()
             raise StateUnavailable(f"cannot reach Neo4j at {self.uri}: {exc}") from None
 
     def graph(self, name: str | None, **options: Any) -> Neo4jGraph:

@@ -15,6 +15,7 @@ from proctor.suite._model import (
 from proctor.suite._state import Isolation, SetupSpec, SetupStep, StateSpec, split_statements
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._targets import (
+    HttpObjectContextSpec,
     HttpRequestSpec,
     HttpSessionSpec,
     HttpTargetSpec,
@@ -34,6 +35,7 @@ __all__ = [
     "Case",
     "CaseSpec",
     "CheckCatalog",
+    "HttpObjectContextSpec",
     "HttpRequestSpec",
     "HttpSessionSpec",
     "HttpTargetSpec",

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
 __all__ = [
+    "HttpObjectContextSpec",
     "HttpRequestSpec",
     "HttpSessionSpec",
     "HttpTargetSpec",
@@ -59,6 +60,21 @@ class HttpRequestSpec(_Spec):
     """JSON body template: every string inside is rendered; `None` sends no body."""
 
 
+class HttpObjectContextSpec(HttpRequestSpec):
+    """The request that fetches the agent's object context after the conversation (for `expression` checks).
+
+    Example (Embabel's endpoint):
+        ```yaml
+        object_context: {url: "http://127.0.0.1:8081/api/v1/chat/objectContexts/{{ session_id }}"}
+        ```
+    """
+
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
+    """HTTP method."""
+    path: str = "$"
+    """JSONPath of the object context in the reply (default: the whole body)."""
+
+
 class HttpSessionSpec(_Spec):
     """Optional requests that open and close a session on the agent."""
 
@@ -74,7 +90,8 @@ class HttpTargetSpec(_Spec):
     """Any REST agent, described by request templates and JSONPaths into the reply.
 
     Template variables: `message`, `history` (list of `{role, content}`), `session_id`, `user`, `model`,
-    `turn` (0-based), `trial`, `case`, and `env` (the environment).
+    `turn` (0-based), `trial`, `case`, `env` (the environment), and with a state backend the trial's graph:
+    `graph_uri`, `graph_name`, `graph_label` and `graph_backend`.
     """
 
     type: Literal["http"] = "http"
@@ -92,6 +109,8 @@ class HttpTargetSpec(_Spec):
     """Session open and close requests; without it every trial uses a fresh random `session_id`."""
     user: str = "proctor"
     """The `user` template variable."""
+    object_context: HttpObjectContextSpec | None = None
+    """The request that fetches the agent's object context after the conversation."""
 
 
 class LobuTargetSpec(_Spec):
@@ -117,6 +136,9 @@ class PythonTargetSpec(_Spec):
     type: Literal["python"] = "python"
     callable: str = Field(pattern=r"^[\w.]+:[\w.]+$")
     """`package.module:function`."""
+    object_context: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
+    """`module:function` returning the agent's object context after the conversation; it gets the
+    conversation (`{role, content}` dicts) and, when it has a `context` parameter, the `SessionContext`."""
 
 
 TargetSpec = Annotated[

@@ -164,6 +164,15 @@ class HttpTarget:
         self._tool_calls_path = _compile_path(spec.tool_calls_path, "tool_calls_path") if spec.tool_calls_path else None
         self._usage_path = _compile_path(spec.usage_path, "usage_path") if spec.usage_path else None
         self._trace_id_path = _compile_path(spec.trace_id_path, "trace_id_path") if spec.trace_id_path else None
+        context_spec = spec.object_context
+        self._object_context = (
+            (
+                _Request.compile(context_spec, templates, "object_context"),
+                _compile_path(context_spec.path, "object_context.path"),
+            )
+            if context_spec is not None
+            else None
+        )
         self._retry = retry
         self._client = build_client(max_connections=max_connections)
 
@@ -303,6 +312,27 @@ class HttpSession:
         self.history = history
         self.turns += 1
         return reply
+
+    async def object_context(self) -> Any:
+        """Fetch the agent's object context with the spec's `object_context` request (`None` without one).
+
+        Raises:
+            proctor.errors.TargetError: The request failed or its reply has nothing at the JSONPath.
+        """
+        target = self._target
+        if target._object_context is None:
+            return None
+        request, path = target._object_context
+        last = next((item["content"] for item in reversed(self.history) if item["role"] == "user"), "")
+        response, _ = await target._send(request, self.variables(last), self._context.timeout, target._retry)
+        data = decode_json(response)
+        found = path.find(data)
+        if not found:
+            where = target.spec.object_context.path if target.spec.object_context else "$"
+            raise TargetProtocolError(
+                f"object context reply from {response.request.url} has nothing at {where}: {_excerpt(data)}"
+            )
+        return found[0].value
 
     async def aclose(self) -> None:
         """Send `session.close` when the spec has one; failures are logged at debug level only."""

@@ -105,6 +105,8 @@ class PythonTarget:
         self.function = load_callable(spec.callable)
         self.is_async = _is_async(self.function)
         self.wants_context = _accepts_context(self.function)
+        self.context_function = load_callable(spec.object_context) if spec.object_context else None
+        """The `object_context` callable, if the spec names one."""
 
     async def open_session(self, context: SessionContext) -> PythonSession:
         """Start a conversation.
@@ -169,6 +171,30 @@ class PythonSession:
         history.append({"role": "assistant", "content": reply.text})
         self.history = history
         return reply
+
+    async def object_context(self) -> Any:
+        """Call the spec's `object_context` callable with the conversation (`None` without one).
+
+        Raises:
+            proctor.errors.TargetError: The callable raised.
+        """
+        function = self._target.context_function
+        if function is None:
+            return None
+        is_async = _is_async(function)
+        if _accepts_context(function):
+            function = functools.partial(function, context=self._context)
+        try:
+            if is_async:
+                result = await function(list(self.history))
+            else:
+                result = await anyio.to_thread.run_sync(function, list(self.history), abandon_on_cancel=True)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            name = self._target.spec.object_context
+            raise TargetError(f"{name} raised {type(exc).__name__}: {exc}") from exc
+        return result
 
     async def aclose(self) -> None:
         """Forget the conversation."""
