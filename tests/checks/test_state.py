@@ -228,3 +228,34 @@ def test_state_checks_belong_to_the_whole_conversation(tmp_path: Path) -> None:
     path.write_text("name: s\nturns:\n  - content: hi\n    assert: [{cypher: 'RETURN 1', expected: 1}]\n")
     with pytest.raises(SuiteError, match="checks the whole conversation"):
         load_suite_file(path, registry)
+
+
+def test_the_json_schema_accepts_embabels_shapes() -> None:
+    import jsonschema
+
+    from proctor.checks import suite_json_schema
+
+    schema = suite_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def errors(*entries: Any) -> int:
+        suite = {
+            "name": "x",
+            "turns": [{"content": "hi"}],
+            "assertions": list(entries),
+            "setups": [{"cypher": "RETURN 1"}],
+        }
+        return len(list(validator.iter_errors(suite)))
+
+    assert (
+        errors(
+            {"cypher": "MATCH (r:Reminder) RETURN count(r) AS count", "expected": 1, "weight": 3},
+            {"expression": "objectContext.resources.size == 1", "weight": 2},
+            {"type": "cypher", "value": "MATCH (n) RETURN n"},
+            {"type": "cypher", "value": {"cypher": "RETURN 1 AS x", "expected_rows": [{"x": 1}], "ordered": True}},
+        )
+        == 0
+    )
+    assert errors({"cypher": "RETURN 1", "expcted": 1}) == 1
+    assert errors({"type": "cypher", "value": {"cyper": "RETURN 1"}}) == 1

@@ -17,6 +17,7 @@ def suite_json_schema(checks: CheckRegistry = registry) -> dict[str, Any]:
 
     The assertion `type` is an enum of every registered check (with `not-` forms), and each type's
     `value` schema is attached with `if`/`then`, so editors flag a bad value as well as a bad type.
+    Embabel's assertion shapes (`{cypher, expected, weight}`, `{expression, weight}`) are accepted too.
     """
     schema = SuiteFileSpec.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -35,11 +36,47 @@ def suite_json_schema(checks: CheckRegistry = registry) -> dict[str, Any]:
         if check.value is None:
             then: dict[str, Any] = {"not": {"required": ["value"]}}
         else:
-            value_schema = check.value.json_schema()
+            value_schema = _hoisted(check.value.json_schema(), schema["$defs"])
             value_schema.setdefault("description", check.description)
             then = {"properties": {"value": value_schema}}
             if check.value_required:
                 then["required"] = ["value"]
         rules.append({"if": condition, "then": then})
     assertion["allOf"] = rules
+    shorthands = _shorthands(checks, assertion, schema["$defs"])
+    if shorthands:
+        schema["$defs"]["AssertionSpec"] = {"anyOf": [assertion, *shorthands]}
     return schema
+
+
+def _hoisted(value: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Move a value schema's `$defs` to the document's (its `$ref`s point at the document root)."""
+    for name, definition in value.pop("$defs", {}).items():
+        defs.setdefault(name, definition)
+    return value
+
+
+def _shorthands(checks: CheckRegistry, assertion: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Schemas of the assertion shapes named by their keys (`proctor.suite.shorthand_assertion`)."""
+    common = {key: assertion["properties"][key] for key in ("weight", "options", "name")}
+    out: list[dict[str, Any]] = []
+    for name, key in (("cypher", None), ("expression", "expression")):
+        check = next((c for c in checks if c.name == name), None)
+        if check is None or check.value is None:
+            continue
+        value = _hoisted(check.value.json_schema(), defs)
+        if key is None:  # the value's own fields stand beside `weight`: find its object schema
+            refs = [part["$ref"] for part in value.get("anyOf", [value]) if "$ref" in part]
+            value = defs[refs[0].rsplit("/", 1)[-1]] if refs else value
+        properties = dict(value.get("properties", {})) if key is None else {key: value}
+        required = list(value.get("required", [])) if key is None else [key]
+        out.append(
+            {
+                "type": "object",
+                "description": f"A `{name}` check in Embabel's shape: {check.description}",
+                "properties": {**properties, **common, "type": {"const": name}},
+                "required": required,
+                "additionalProperties": False,
+            }
+        )
+    return out

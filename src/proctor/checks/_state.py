@@ -77,7 +77,12 @@ class CypherAssertion(BaseModel):
 
 
 _VALUE: TypeAdapter[CypherAssertion] = TypeAdapter(
-    Annotated[CypherAssertion, BeforeValidator(lambda v: {"cypher": v} if isinstance(v, str) else v)]
+    Annotated[
+        CypherAssertion,
+        BeforeValidator(
+            lambda v: {"cypher": v} if isinstance(v, str) else v, json_schema_input_type=str | CypherAssertion
+        ),
+    ]
 )
 
 
