@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Awaitable
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -18,7 +19,10 @@ from proctor.suite import AssertionSpec, Case
 from proctor.targets import SessionContext, Target
 from proctor.transcript import AgentReply, Message, Usage
 
-__all__ = ["case_key", "error_trial", "run_trial"]
+if TYPE_CHECKING:
+    from proctor.state import StateManager
+
+__all__ = ["case_key", "error_trial", "run_trial", "run_trial_in_state"]
 
 
 def case_key(case: Case) -> str:
@@ -157,6 +161,27 @@ async def run_trial(
         trace_ids=trace_ids,
         error_type=error_type,
     )
+
+
+async def run_trial_in_state(
+    states: StateManager, case: Case, trial: int, target: Target, context: SessionContext, judge: Judge | None = None
+) -> TrialResult:
+    """Run a trial in its own graph: setups first, the graph's address in the session's variables.
+
+    A graph that cannot be made ready (a setup fails) makes the trial `error`, with every check skipped;
+    problems after the trial (a failed teardown) become warnings.
+    """
+    from proctor.state import StateError
+
+    started = time.perf_counter()
+    try:
+        async with states.trial(case) as lease:
+            context = replace(context, variables={**context.variables, **lease.variables})
+            result = await run_trial(case, trial, target, context, judge, state=lease.graph)
+    except StateError as exc:
+        return error_trial(case, trial, str(exc), type(exc).__name__, (time.perf_counter() - started) * 1000)
+    result.warnings.extend(lease.warnings)
+    return result
 
 
 def error_trial(case: Case, trial: int, error: str, error_type: str, duration_ms: float = 0.0) -> TrialResult:

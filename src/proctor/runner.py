@@ -13,7 +13,6 @@ import json
 import re
 import signal
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -23,14 +22,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from pydantic import BaseModel
 
-from proctor._trial import case_key, error_trial, run_trial
+from proctor._trial import case_key, run_trial, run_trial_in_state
 from proctor.errors import ConfigError
 from proctor.results import CaseResult, Journal, RunResult, TrialResult, read_previous_trials, write_json
 from proctor.suite import Case, Suite
 from proctor.targets import SessionContext, Target, build_target
 
 if TYPE_CHECKING:
-    from proctor.checks._judging import Judge
     from proctor.state import StateManager
 
 __all__ = ["RunObserver", "RunOptions", "RunOutcome", "filter_cases", "run", "run_sync"]
@@ -298,7 +296,7 @@ async def run(
                 variables={"seed": _trial_seed(options.seed, key, number)},
             )
             if states is not None and key in state_keys:
-                trial = await _run_with_state(states, case, number, targets[key], context, judges[key])
+                trial = await run_trial_in_state(states, case, number, targets[key], context, judges[key])
             else:
                 trial = await run_trial(case, number, targets[key], context, judges[key])
             if models is not None:
@@ -414,49 +412,18 @@ def _needs_state(case: Case) -> bool:
 
 
 async def _start_states(cases: Sequence[Case], options: RunOptions, targets: Iterable[Target]) -> StateManager | None:
-    """Start the state backends `cases` need (`None` when none does); on failure, close the targets too.
-
-    Raises:
-        ConfigError: The `state` override does not validate.
-        proctor.state.StateError: A backend's extra is missing or its server cannot be started or reached.
-    """
+    """Start the state backends `cases` need (`None` when none does); on failure, close the targets too."""
     if not cases:
         return None
-    from proctor.state import StateManager
-    from proctor.suite import StateSpec
+    from proctor.state import start_states
 
     try:
-        try:
-            override = None if options.state is None else StateSpec.model_validate(options.state)
-        except ValueError as exc:
-            raise ConfigError(f"state settings: {exc}") from None
-        manager = StateManager(override)
-        for case in cases:
-            manager.add(case)
-        await manager.start()
+        return await start_states(cases, options.state)
     except BaseException:
         with anyio.CancelScope(shield=True):
             for target in targets:
                 await target.aclose()
         raise
-    return manager
-
-
-async def _run_with_state(
-    states: StateManager, case: Case, number: int, target: Target, context: SessionContext, judge: Judge | None
-) -> TrialResult:
-    """Run a trial in its own graph: setups first, the graph's address in the session's variables."""
-    from proctor.state import StateError
-
-    started = time.perf_counter()
-    try:
-        async with states.trial(case) as lease:
-            context = replace(context, variables={**context.variables, **lease.variables})
-            trial = await run_trial(case, number, target, context, judge, state=lease.graph)
-    except StateError as exc:  # the graph could not be made ready: the trial cannot run
-        return error_trial(case, number, str(exc), type(exc).__name__, (time.perf_counter() - started) * 1000)
-    trial.warnings.extend(lease.warnings)
-    return trial
 
 
 def _needs_judge(case: Case) -> bool:

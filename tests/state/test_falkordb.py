@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,13 +68,14 @@ def test_embedded_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
         "from proctor.state import EmbeddedFalkorDB\n"
         "server = EmbeddedFalkorDB()\n"
         "anyio.run(server.start)\n"
-        "print(server._process.pid, flush=True)\n"
+        "print(server._process.pid, server._directory, flush=True)\n"
         "time.sleep(60)\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         assert parent.stdout is not None
-        server_pid = int(parent.stdout.readline())
+        pid, directory = parent.stdout.readline().split()
+        server_pid = int(pid)
         assert _alive(server_pid)
     finally:
         parent.send_signal(signal.SIGKILL)
@@ -84,6 +86,7 @@ def test_embedded_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
     while _alive(server_pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _alive(server_pid)
+    shutil.rmtree(directory, ignore_errors=True)  # what the killed parent could not clean up
 
 
 async def test_rows_are_plain_dicts_and_parameters_keep_their_types(backend: FalkorDBBackend, graph_name: str) -> None:

@@ -227,3 +227,13 @@ def test_state_engines_load_only_when_used() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_a_run_level_state_override(tmp_path: Path, falkordb_uri: str) -> None:
+    from proctor.errors import ConfigError
+
+    text = EMBABEL.format(agent="reminders").replace("trials: 3", "trials: 2")
+    data = _run(tmp_path, text, state={"uri": falkordb_uri, "isolation": "serial", "graph": "override-test"})
+    assert data["cases"][0]["status"] == "passed"  # serial: each trial starts from a clean graph
+    with pytest.raises(ConfigError, match="state settings: isolation: Input should be"):
+        _run(tmp_path, text, state={"isolation": "nonsense"})

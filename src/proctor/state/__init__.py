@@ -40,6 +40,7 @@ from proctor.state._service import (
     StateSettings,
     TrialState,
     resolve_settings,
+    start_states,
 )
 
 __all__ = [
@@ -67,4 +68,5 @@ __all__ = [
     "plain",
     "render_cypher",
     "resolve_settings",
+    "start_states",
 ]

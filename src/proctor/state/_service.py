@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+from pydantic import ValidationError
 
 from proctor.errors import ConfigError
 from proctor.state._base import BlockingGraph, Graph, QueryError, StateError
@@ -30,6 +31,7 @@ __all__ = [
     "StateSettings",
     "TrialState",
     "resolve_settings",
+    "start_states",
 ]
 
 ENV_URI = "PROCTOR_GRAPH_URI"
@@ -341,3 +343,26 @@ def _build_backend(settings: StateSettings) -> Backend:
     if settings.uri is None:
         return FalkorDBBackend(embedded=EmbeddedFalkorDB(settings.data_dir))
     return FalkorDBBackend(settings.uri, password=settings.password or None)
+
+
+async def start_states(cases: Sequence[Case], override: Any = None) -> StateManager:
+    """Plan and start the state backends of `cases` (what a run does before its first trial).
+
+    Args:
+        cases: The cases whose trials need a graph.
+        override: State settings (a `StateSpec` or a mapping) replacing every suite's `state:`.
+
+    Raises:
+        ConfigError: The override does not validate, or a suite's settings cannot be resolved.
+        StateUnavailable: A backend's extra is missing or its server cannot be started or reached.
+    """
+    try:
+        spec = None if override is None else StateSpec.model_validate(override)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'state'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"state settings: {problems}") from None
+    manager = StateManager(spec)
+    for case in cases:
+        manager.add(case)
+    await manager.start()
+    return manager
