@@ -24,28 +24,36 @@ done
 
 status=0
 echo
-echo "== 1/3  Suites with their own targets (openai, http, lobu, python): proctor run examples/suites"
+echo "== 1/4  Suites with their own targets (openai, http, lobu, python): proctor run examples/suites"
 proctor run examples/suites --model hr-assistant
 code=$?
 [ $code -le 1 ] || status=$code
 
 echo
-echo "== 2/3  A Lobu eval file as it is, over the Lobu gateway protocol:"
+echo "== 2/4  A Lobu eval file as it is, over the Lobu gateway protocol:"
 echo "        proctor run examples/lobu --gateway $URL --agent hr-assistant"
 proctor run examples/lobu --gateway "$URL" --agent hr-assistant --model hr-assistant
 code=$?
 [ $code -le 1 ] || status=$code
 
 echo
-echo "== 3/3  watsonx ground-truth datasets as they are (tool-call trajectories), over the OpenAI API:"
+echo "== 3/4  watsonx ground-truth datasets as they are (tool-call trajectories), over the OpenAI API:"
 echo "        proctor run examples/watsonx --target $URL/v1 --model hr-assistant"
 proctor run examples/watsonx --target "$URL/v1" --model hr-assistant --trials 1
 code=$?
 [ $code -le 1 ] || status=$code
 
 echo
+echo "== 4/4  State assertions: Cypher on the graph the agent wrote (embedded FalkorDB) and its object context:"
+echo "        proctor run examples/state"
+proctor run examples/state --model hr-assistant
+code=$?
+[ $code -le 1 ] || status=$code
+
+echo
 if [ $status -eq 0 ]; then
-  echo "demo: Proctor ran. 'deliberate-failure' and 'hr_agent_timeoff_wrong_year' fail on purpose;"
+  echo "demo: Proctor ran. 'deliberate-failure', 'hr_agent_timeoff_wrong_year' and 'claims-without-doing'"
+  echo "      fail on purpose;"
   echo "      results are in examples/*/.results/."
 fi
 exit $status

@@ -84,3 +84,24 @@ def test_lobu_cli_flags_like_the_lobu_cli(demo_server: RunningServer, tmp_path: 
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["target"].startswith("lobu") and summary["summary"]["passed"] == 1
+
+
+def test_state_examples_catch_an_agent_that_claims_without_doing(demo_server: RunningServer, tmp_path: Path) -> None:
+    examples = copy_examples(tmp_path, demo_server.url)
+    result = runner.invoke(app, ["run", str(examples / "state"), "--ci"])
+    assert result.exit_code == 1, result.output
+    summary = json.loads(result.stdout)
+    assert {c["name"]: c["status"] for c in summary["cases"]} == {
+        "claims-without-doing": "failed",
+        "reminders-graph": "passed",
+    }
+    data = json.loads(Path(summary["results_file"]).read_text())
+    claims = next(c for c in data["cases"] if c["name"] == "claims-without-doing")
+    reasons = [c["reason"] for c in claims["trials"][0]["checks"] if c["status"] == "failed"]
+    assert reasons == [
+        "expected reminders = 1; found 0",
+        "expected objectContext.resources.size == 1 to be true; it is false",
+    ]
+    honest = next(c for c in data["cases"] if c["name"] == "reminders-graph")
+    assert all(check["status"] == "passed" for t in honest["trials"] for check in t["checks"])
+    assert len(honest["trials"]) == 2  # each trial wrote to its own graph: exactly one Reminder in each

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
 from proctor.demo._agent import AGENT_NAME, HRAgent, Reply, split_chunks
+from proctor.demo._graph import GraphSink
 from proctor.demo._http import read_json
 from proctor.demo._lobu import LobuGateway
 
@@ -41,6 +43,7 @@ class _RestSession:
     user: str | None
     history: list[dict[str, str]] = field(default_factory=list)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    sink: GraphSink = field(default_factory=GraphSink)
 
 
 class DemoServer:
@@ -73,6 +76,7 @@ class DemoServer:
             Route("/api/sessions/{session_id}", self.get_session, methods=["GET"]),
             Route("/api/sessions/{session_id}", self.close_session, methods=["DELETE"]),
             Route("/api/sessions/{session_id}/messages", self.post_message, methods=["POST"]),
+            Route("/api/sessions/{session_id}/object-context", self.object_context, methods=["GET"]),
             *lobu,
             Mount("/lobu", routes=lobu),  # newer Lobu CLIs put the agent API under /lobu
         ]
@@ -127,12 +131,18 @@ class DemoServer:
     # REST with server-side sessions.
 
     async def open_session(self, request: Request) -> Response:
-        """`POST /api/sessions` (optional body `{"user": ...}`) -> `{"session_id": ...}`."""
+        """`POST /api/sessions` -> `{"session_id": ...}`.
+
+        Optional body fields: `user`; `graph_uri`, `graph_name`, `graph_label` (where the agent writes the
+        reminders it creates); `forgetful: true` (claim actions without performing them).
+        """
         body = await read_json(request)
         if body is None:
             return _error("the request body must be a JSON object", 400)
         user = body.get("user")
-        session = _RestSession(uuid.uuid4().hex, user if isinstance(user, str) else None)
+        session = _RestSession(
+            uuid.uuid4().hex, user if isinstance(user, str) else None, sink=GraphSink.from_body(body)
+        )
         self.sessions[session.id] = session
         return JSONResponse({"session_id": session.id}, 201)
 
@@ -150,6 +160,13 @@ class DemoServer:
             return _error(f"unknown session {request.path_params['session_id']!r}", 404)
         return JSONResponse({"deleted": True, "session_id": session.id})
 
+    async def object_context(self, request: Request) -> Response:
+        """`GET /api/sessions/{id}/object-context`: what the agent really did (`resources`, `entities`)."""
+        session = self.sessions.get(request.path_params["session_id"])
+        if session is None:
+            return _error(f"unknown session {request.path_params['session_id']!r}", 404)
+        return JSONResponse(session.sink.object_context())
+
     async def post_message(self, request: Request) -> Response:
         """`POST /api/sessions/{id}/messages` with `{"message": ..., "user": ...}` -> the reply."""
         session = self.sessions.get(request.path_params["session_id"])
@@ -166,6 +183,8 @@ class DemoServer:
             session.history.append({"role": "user", "content": body["message"]})
             reply = self.agent.respond(session.history, user=session.user)
             session.history.append({"role": "assistant", "content": reply.text})
+            if reply.tool_calls:
+                await anyio.to_thread.run_sync(session.sink.apply, session.user, reply.tool_calls)
             turn = sum(1 for m in session.history if m["role"] == "user")
         return JSONResponse(
             {
