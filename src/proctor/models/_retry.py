@@ -7,10 +7,8 @@ typing, so no SDK has to be imported to classify its errors.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import random
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -18,6 +16,7 @@ from typing import TypeVar
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from proctor._retry_after import parse_retry_after
 from proctor.errors import ModelError, ModelHTTPError, ModelTimeout
 
 __all__ = ["RetryPolicy", "call_with_retries", "map_sdk_error", "parse_retry_after"]
@@ -39,37 +38,6 @@ class RetryPolicy:
     """Longest exponential back-off in seconds."""
     max_retry_after: float = 120.0
     """Longest wait honoured from a `Retry-After` header, in seconds."""
-
-
-def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Read how long a provider asked to wait, from `retry-after-ms` or `Retry-After` (seconds or a date).
-
-    Args:
-        headers: Response headers (case-insensitive mapping, or a plain dict with lowercase keys).
-
-    Returns:
-        Seconds to wait, or `None` when the headers do not say.
-    """
-    if not headers:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class _Wait:

@@ -8,14 +8,12 @@ message says what happened and where.
 
 from __future__ import annotations
 
-import email.utils
 import errno
 import json
 import logging
 import os
 import random
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +22,7 @@ import anyio
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
+from proctor._retry_after import parse_retry_after
 from proctor.errors import (
     ConfigError,
     TargetError,
@@ -182,21 +181,6 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 class _Wait:
     """Exponential back-off with jitter, unless the server said how long to wait."""
 
@@ -235,7 +219,7 @@ async def _attempt(
         raise map_http_error(exc, method, url, request_timeout) from exc
     status = response.status_code
     if status >= 500 or status == 429:
-        raise _Retryable(None, response, _retry_after(response) if status in (429, 503) else None)
+        raise _Retryable(None, response, parse_retry_after(response.headers) if status in (429, 503) else None)
     return response
 
 
