@@ -1,4 +1,4 @@
-"""Proctor's performance benchmark: run overhead against a slow agent, per-case cost, start-up time.
+"""Proctor's performance benchmark: overhead against a slow agent (and its judge), per-case cost, start-up.
 
 Usage:
     .venv/bin/python bench/run.py [--only W1,W1J,W2,W0] [--reps 3] [--json out.json] [--profile]
@@ -18,7 +18,7 @@ Workloads (suites are generated into a temporary directory; see `bench/README.md
   including suite loading (loading also reported apart), (b) the whole CLI subprocess.
 - W0: `proctor --help` start-up time (median of 10) and the top `-X importtime` offenders.
 
-Each W1/W2 figure is measured `--reps` times (each in a fresh interpreter) after one discarded warm-up round;
+Each W1/W1J/W2 figure is measured `--reps` times (each in a fresh interpreter) after one discarded warm-up round;
 the median and the minimum are reported. Subprocesses keep bytecode in a temporary cache, as an installed
 package would. `--profile` also runs W2, W1 and W1J (cold and warm) once under cProfile and prints the top
 functions by own time.

@@ -122,6 +122,32 @@ def _patch_cache_put(variant: str) -> Callable[[], None]:
     return lambda: None
 
 
+def _time_cache_calls() -> dict[str, list[float]]:
+    """Wrap `cache_key`, `ModelCache.get` and `ModelCache.put` with timers (plain W1J): name -> [calls, s]."""
+    import proctor.models._managed as managed
+    from proctor.models import ModelCache
+    from proctor.models._cache import cache_key
+
+    spent: dict[str, list[float]] = {}
+
+    def timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                entry = spent.setdefault(name, [0, 0.0])
+                entry[0] += 1
+                entry[1] += time.perf_counter() - t0
+
+        return wrapper
+
+    setattr(managed, "cache_key", timed("cache_key", cache_key))  # noqa: B010  # the name `generate` calls
+    ModelCache.get = timed("get", ModelCache.get)  # type: ignore[method-assign]
+    ModelCache.put = timed("put", ModelCache.put)  # type: ignore[method-assign]
+    return spent
+
+
 def measure(workload: str, variant: str, suite_dir: Path, target: str, results_dir: Path) -> dict[str, Any]:
     """One measurement in this (fresh) interpreter: load + run, with `variant` applied."""
     import anyio
@@ -152,6 +178,7 @@ def measure(workload: str, variant: str, suite_dir: Path, target: str, results_d
 
         _inproc.preimport(spec, JUDGE)
     flush = _patch_cache_put(variant) if judged else (lambda: None)
+    cache_calls = _time_cache_calls() if judged and variant == "plain" else None
     options = RunOptions(
         target=spec,
         model="bench",
@@ -187,6 +214,8 @@ def measure(workload: str, variant: str, suite_dir: Path, target: str, results_d
         "gc": gc_time[0],
         "passed": outcome.data["summary"]["trials"]["passed"],
     }
+    if cache_calls is not None:
+        figures["cache_calls"] = cache_calls
     if workload == "W2" and variant == "plain":
         t0 = time.perf_counter()
         json.dumps(outcome.data, indent=2, ensure_ascii=False)
@@ -295,6 +324,11 @@ def _report_w1j(w1j: dict[str, list[dict[str, Any]]], reps: int) -> None:
         cpu = _median(w1j[variant], "cpu") / calls * 1000
         walls = " ".join(f"{s['run'] / ideal:.3f}" for s in w1j[variant])
         print(f"  {variant:14} {cpu:11.2f} ms {_median(w1j[variant], 'run') / ideal:16.3f}x  ({walls})")
+    plain = [s["cache_calls"] for s in w1j["plain"]]
+    print("  plain, on the event loop, per judge call (wall time of each call, median of the runs):")
+    for name in ("cache_key", "get", "put"):
+        per_call = statistics.median(c[name][1] / c[name][0] for c in plain if name in c) * 1e6
+        print(f"    {name:10} {per_call:6.0f} us x {int(plain[0].get(name, [0])[0])}")
 
 
 if __name__ == "__main__":
