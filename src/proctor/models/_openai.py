@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from proctor._tls import shared_ssl_context
 from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
 from proctor.models._base import GenerateConfig, LoopLocal, ModelResponse
 from proctor.models._retry import parse_retry_after
@@ -216,7 +217,10 @@ class OpenAICompatibleProvider:
         per_pool = -(-max_connections // pools)
         limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
         self._clients = LoopLocal(
-            lambda: [httpx.AsyncClient(headers=headers, limits=limits, transport=transport) for _ in range(pools)]
+            lambda: [
+                httpx.AsyncClient(headers=headers, limits=limits, transport=transport, verify=shared_ssl_context())
+                for _ in range(pools)
+            ]
         )
         self._turn = 0
 

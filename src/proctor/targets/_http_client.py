@@ -23,6 +23,7 @@ import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from proctor._retry_after import parse_retry_after
+from proctor._tls import shared_ssl_context
 from proctor.errors import (
     ConfigError,
     TargetError,
@@ -83,7 +84,9 @@ def build_client(
         A client; the target closes it in its `aclose`.
     """
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncClient(limits=limits, headers=dict(headers or {}), follow_redirects=True)
+    return httpx.AsyncClient(
+        limits=limits, headers=dict(headers or {}), follow_redirects=True, verify=shared_ssl_context()
+    )
 
 
 def expand_env(value: str, where: str) -> str:
