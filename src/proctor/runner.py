@@ -62,6 +62,9 @@ class RunOptions:
     """On Ctrl-C, stop starting trials, cancel running ones and return with status `interrupted`."""
     judge: str | None = None
     """The judge model (`provider/model`) for LLM-judged checks, overriding the suites' `judge:`."""
+    simulator: str | None = None
+    """The model (`provider/model`) that plays simulated users, overriding the suites' `simulator:`;
+    default: the suite's `simulator:`, else the judge model. Without any, simulated cases are `skipped`."""
     judge_concurrency: int | None = None
     """Judge calls in flight at once (default: the suite's, else 8); separate from the agent's limits."""
     judge_rpm: int | None = None
@@ -222,9 +225,17 @@ async def run(
     states = await _start_states([c for c in planned_cases if case_key(c) in state_keys], options, by_spec.values())
     target_names = sorted({t.name for t in by_spec.values()})
 
-    wants_models = options.judge or options.budget or any(c.judge is not None for c in planned_cases)
+    wants_models = (
+        options.judge
+        or options.budget
+        or options.simulator
+        or any(c.judge is not None or c.simulator is not None for c in planned_cases)
+    )
     models = _ModelServices(options) if wants_models else None
     judges = {case_key(c): models.judge_for(c) if models else None for c in planned_cases}
+    simulators = {
+        case_key(c): models.simulator_for(c) if models and c.simulate is not None else None for c in planned_cases
+    }
 
     kept: dict[str, list[TrialResult]] = {case_key(c): [] for c in planned_cases}
     todo: list[tuple[Case, int]] = []
@@ -295,7 +306,19 @@ async def run(
                 timeout=case.timeout,
                 variables={"seed": _trial_seed(options.seed, key, number)},
             )
-            if states is not None and key in state_keys:
+            if case.simulate is not None:
+                from proctor._simulated import run_simulated_trial
+
+                trial = await run_simulated_trial(
+                    case,
+                    number,
+                    targets[key],
+                    context,
+                    judges[key],
+                    simulators[key],
+                    states if key in state_keys else None,
+                )
+            elif states is not None and key in state_keys:
                 trial = await run_trial_in_state(states, case, number, targets[key], context, judges[key])
             else:
                 trial = await run_trial(case, number, targets[key], context, judges[key])
@@ -456,6 +479,8 @@ class _ModelServices:
             else None
         )
         self._judges: dict[tuple[Any, ...], Any] = {}
+        self._simulators: dict[tuple[Any, ...], Any] = {}
+        self._simulator_models: dict[str, Any] = {}
 
     def judge_for(self, case: Case) -> Any:
         """The `Judge` for a case, or `None` when no judge model is configured (judged checks skip)."""
@@ -486,6 +511,34 @@ class _ModelServices:
             self._judges[key] = judge
         return self._judges[key]
 
+    def simulator_for(self, case: Case) -> Any:
+        """The `Simulator` for a simulated case: `--simulator`, the suite's `simulator:`, else the judge model.
+
+        `None` when no model is configured (the case's trials are then `skipped` with the reason).
+        """
+        from proctor.drivers.simulator import Simulator
+        from proctor.models import ModelSettings, get_model
+
+        assert case.simulate is not None
+        name = self.options.simulator or case.simulator or self.options.judge
+        if name is None and case.judge is not None:
+            name = case.judge.model
+        if name is None:
+            return None
+        key = (name, case.simulate.prompt)
+        if key not in self._simulators:
+            if name not in self._simulator_models:
+                settings = ModelSettings(
+                    concurrency=self.options.judge_concurrency or 8,
+                    cache=None,  # a simulated user samples (temperature > 0): never cached
+                    ledger=self.ledger,
+                    budget=self.budget,
+                    prices=self.prices,
+                )
+                self._simulator_models[name] = get_model(name, settings=settings)
+            self._simulators[key] = Simulator(self._simulator_models[name], case.simulate.prompt)
+        return self._simulators[key]
+
     def account_agent(self, trial: TrialResult, model: str | None) -> None:
         """Record the agent's tokens (and cost, when the model's price is known) for the trial."""
         cost = self.prices.cost(model, trial.usage) if model else None
@@ -498,3 +551,5 @@ class _ModelServices:
         """Close the judge models' connections."""
         for judge in self._judges.values():
             await judge.model.aclose()
+        for model in self._simulator_models.values():
+            await model.aclose()

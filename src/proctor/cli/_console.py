@@ -16,7 +16,7 @@ from proctor.suite import Case
 __all__ = ["Observer", "exit_code", "print_results", "summary_json"]
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim"}
-EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 3, 130
+EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 TARGET_ERRORS = {
     "TargetUnreachable",
     "TargetTimeout",
@@ -154,7 +154,9 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
     trials = summary["trials"]
     line = (
         f"{summary['cases']} cases: [green]{summary['passed']} passed[/green], "
-        f"[red]{summary['failed']} failed[/red], [yellow]{summary['errored']} errored[/yellow]; "
+        f"[red]{summary['failed']} failed[/red], [yellow]{summary['errored']} errored[/yellow]"
+        + "".join(f", {summary[k]} {k}" for k in ("inconclusive", "skipped") if summary.get(k))
+        + "; "
         f"{trials['run']} trials ({trials['passed']} passed, {trials['failed']} failed, "
         f"{trials['errored']} errored)"
     )
@@ -257,4 +259,8 @@ def exit_code(data: dict[str, Any]) -> int:
     if trials and all(t["status"] == "error" and t.get("error_type") in TARGET_ERRORS for t in trials):
         return EXIT_UNREACHABLE
     summary = data["summary"]
-    return EXIT_PASSED if summary["passed"] == summary["cases"] else EXIT_FAILED
+    if summary["failed"] or summary["errored"]:
+        return EXIT_FAILED
+    if summary.get("inconclusive"):  # the simulated user misbehaved: not the agent's failure, not a pass
+        return EXIT_INCONCLUSIVE
+    return EXIT_PASSED  # every case passed or was skipped (skipped cases are listed with their reason)

@@ -95,6 +95,12 @@ def run_command(
         envvar="PROCTOR_JUDGE_MODEL",
         help="Judge model for LLM-judged checks, provider/model (e.g. openai/gpt-4.1-mini, ollama/llama3.1).",
     ),
+    simulator: str | None = typer.Option(
+        None,
+        "--simulator",
+        envvar="PROCTOR_SIMULATOR_MODEL",
+        help="Model that plays simulated users, provider/model (default: the suite's 'simulator:', else the judge).",
+    ),
     judge_concurrency: int | None = typer.Option(
         None, "--judge-concurrency", envvar="PROCTOR_JUDGE_CONCURRENCY", min=1, help="Judge calls in flight."
     ),
@@ -152,6 +158,7 @@ def run_command(
             results_dir=results_dir or (None if resume else default_dir),
             resume=Path(resume) if resume else None,
             judge=judge,
+            simulator=simulator,
             judge_concurrency=judge_concurrency,
             judge_rpm=judge_rpm,
             cache=not no_cache,

@@ -19,6 +19,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._simulate import SimulateSpec
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
@@ -318,6 +319,16 @@ def _state(
     return spec.model_copy(update=update) if update else spec
 
 
+def _simulate(spec: SimulateSpec | None, path: Path) -> SimulateSpec | None:
+    """The `simulate:` block with a `prompt` file read (relative to the suite file)."""
+    if spec is None or spec.prompt is None or "\n" in spec.prompt:
+        return spec
+    prompt_path = path.parent / spec.prompt
+    if prompt_path.is_file():
+        return spec.model_copy(update={"prompt": prompt_path.read_text(encoding="utf-8")})
+    return spec
+
+
 def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]]) -> Suite:
     """Apply file-level defaults to each case and read rubric files."""
     name = spec.name or path.stem
@@ -348,8 +359,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
     else:
-        assert spec.turns is not None  # guaranteed by SuiteFileSpec's validator
-        case_specs = [(CaseSpec(name=name, turns=spec.turns), ())]
+        case_specs = [(CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate), ())]
     cases = []
     for case, loc in case_specs:
         is_single = spec.cases is None
@@ -377,6 +387,8 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 ),
                 setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
                 state=state,
+                simulate=_simulate(case.simulate, path),
+                simulator=spec.simulator,
             )
         )
     if issues:
