@@ -51,6 +51,9 @@ async def trial(case: Case, agent: Script, simulator: Simulator | None, judge: J
         return await run_simulated_trial(case, 1, target, context, judge, simulator)
     finally:
         await target.aclose()
+        for used in (simulator, judge):
+            if used is not None:
+                await used.model.aclose()
 
 
 def system_prompts(script: Script) -> list[str]:

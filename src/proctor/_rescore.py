@@ -18,10 +18,11 @@ from typing import Any
 
 import anyio
 
+from proctor._services import ModelServices as _ModelServices
 from proctor.checks import CheckContext, CheckResult, registry, run_check
 from proctor.errors import ConfigError
 from proctor.results import CaseResult, RunResult, TrialResult, write_json
-from proctor.runner import RunOptions, RunOutcome, _ModelServices, _needs_judge, _unique
+from proctor.runner import RunOptions, RunOutcome, _needs_judge, _unique
 from proctor.scoring import score_trial
 from proctor.suite import AssertionSpec, Case, load_suite_file
 from proctor.transcript import AgentReply

@@ -25,6 +25,7 @@ from proctor.suite._simulate import (
 from proctor.suite._state import Isolation, SetupSpec, SetupStep, StateSpec, split_statements
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._targets import (
+    EmbabelTargetSpec,
     HttpObjectContextSpec,
     HttpRequestSpec,
     HttpSessionSpec,
@@ -49,6 +50,7 @@ __all__ = [
     "CaseSpec",
     "CheckCatalog",
     "CompositeWeights",
+    "EmbabelTargetSpec",
     "HttpObjectContextSpec",
     "HttpRequestSpec",
     "HttpSessionSpec",

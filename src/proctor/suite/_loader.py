@@ -23,6 +23,7 @@ from proctor.suite._simulate import SimulateSpec
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
+from proctor.suite.formats.embabel import embabel_to_suite, is_embabel_job, moved_location
 from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
@@ -111,6 +112,9 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         return load_watsonx_file(path, text, checks)
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
+        if is_embabel_job(fast):
+            _no_seeds(path, fast, {})
+            fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
             return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {})
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError):
@@ -133,12 +137,25 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     positions: dict[Loc, tuple[int, int]] = {}
     key_positions: dict[Loc, tuple[int, int]] = {}
     data = _plain(document, (), positions, key_positions)
+    if is_embabel_job(data):
+        _no_seeds(path, data, key_positions)
+        data = embabel_to_suite(data, path.stem)
+        positions = {moved_location(loc): at for loc, at in positions.items()}
+        key_positions = {moved_location(loc): at for loc, at in key_positions.items()}
     try:
         spec = SuiteFileSpec.model_validate(data, context={"checks": checks})
     except ValidationError as exc:
         issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
         raise SuiteError(issues) from None
     return _resolve(path, spec, positions)
+
+
+def _no_seeds(path: Path, data: Mapping[str, Any], key_positions: Mapping[Loc, tuple[int, int]]) -> None:
+    """Memory seeding is not supported yet: a job with `seeds` is a load error, never a silent skip."""
+    if "seeds" in data:
+        line, col = key_positions.get(("seeds",), (None, None))
+        message = "memory seeding ('seeds') is not supported yet; remove 'seeds' to run this job without it"
+        raise SuiteError([SuiteIssue(str(path), line, col, "seeds", message)])
 
 
 def _plain(
@@ -239,7 +256,7 @@ def _message(error: ErrorDetails) -> str:
         expected = error.get("ctx", {}).get("expected_tags", "")
         return f"unknown target type {error.get('ctx', {}).get('tag')!r}; expected one of {expected}"
     if kind == "union_tag_not_found":
-        return "a target mapping needs a 'type' (openai, http, lobu, python)"
+        return "a target mapping needs a 'type' (openai, http, lobu, python, embabel)"
     short = repr(found)
     if len(short) > 60:
         short = short[:57] + "..."
