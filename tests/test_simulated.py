@@ -256,3 +256,34 @@ def test_suite_validation_of_simulate_blocks(tmp_path: Path) -> None:
     path.write_text("name: x\ncases: [{name: a}]\n", encoding="utf-8")
     with pytest.raises(SuiteError, match="needs 'turns' or 'simulate'"):
         load_suite_file(path, registry)
+
+
+@pytest.mark.anyio
+async def test_story_mode_opens_with_the_starting_sentence_and_follows_the_story(model_server: Any) -> None:
+    agent = model_server.script(default=Reply("Your time off is on January 5, 2025."))
+    sim = model_server.script(Reply(f"Great, thanks. {SIGNOFF}"))
+    story = "You want to know your time off schedule. Your username is nwaters."
+    case = case_with(
+        {"story": story, "starting_sentence": "I want to know my time off schedule", "arms": ["supplied"],
+         "tasks": [{"type": "question", "task": "Find out your time off"}]}
+    )  # fmt: skip
+    result = await trial(case, agent, Simulator(model(sim, "sim")), None)
+    assert result.turns[0].content == "I want to know my time off schedule"
+    assert story in system_prompts(sim)[0]
+    assert result.status == "passed" and result.simulation["arms"]["supplied"]["stop"] == "signoff"
+
+
+@pytest.mark.anyio
+async def test_scripted_turns_come_first_with_their_checks(model_server: Any) -> None:
+    from proctor.suite import TurnSpec
+
+    agent = model_server.script(default=Reply("Happy to help."))
+    sim = model_server.script(Reply("Set a reminder for 9am."), Reply(SIGNOFF))
+    turn = TurnSpec.model_validate({"content": "Hi there", "assert": [{"type": "contains", "value": "help"}]})
+    spec = SimulateSpec.model_validate({**SPEC, "arms": ["supplied"]})
+    case = Case(name="mixed", file=Path("m.yaml"), suite="m", turns=(turn,), simulate=spec)
+    result = await trial(case, agent, Simulator(model(sim, "sim")), None)
+    assert [m.content for m in result.turns[:3]] == ["Hi there", "Happy to help.", "Set a reminder for 9am."]
+    assert result.checks[0].type == "contains" and result.checks[0].status == "passed"
+    assert result.simulation["arms"]["supplied"]["composite"]["assertions"] == 1.0
+    assert result.status == "passed"

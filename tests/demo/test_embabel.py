@@ -197,11 +197,12 @@ def test_failed_attempts_are_retried_and_penalised(
     assert trial["simulation"]["difference"]["overall"] == 0.5
 
 
-def test_example_job_is_skipped_without_a_model() -> None:
-    suites = load_suites([EXAMPLES / "embabel"], registry)
+def test_example_job_and_story_are_skipped_without_a_model() -> None:
+    suites = load_suites([EXAMPLES / "embabel", EXAMPLES / "simulated"], registry)
     outcome = run_sync(suites, RunOptions(write_results=False, handle_sigint=False))
-    case = outcome.data["cases"][0]
-    assert case["status"] == "skipped" and "--simulator" in case["trials"][0]["reason"]
+    assert [case["status"] for case in outcome.data["cases"]] == ["skipped", "skipped"]
+    assert all("--simulator" in case["trials"][0]["reason"] for case in outcome.data["cases"])
+    assert outcome.data["summary"]["skipped"] == 2
 
 
 @pytest.mark.anyio

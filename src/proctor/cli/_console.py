@@ -15,7 +15,7 @@ from proctor.suite import Case
 
 __all__ = ["Observer", "exit_code", "print_results", "summary_json"]
 
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim"}
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim", "inconclusive": "magenta"}
 EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 TARGET_ERRORS = {
     "TargetUnreachable",
@@ -203,6 +203,17 @@ def _case_notes(case: dict[str, Any]) -> list[str]:
             if note not in seen:
                 notes.append(note)
                 seen.add(note)
+        if trial.get("reason"):  # why it was skipped or inconclusive
+            note = f"trial {trial['trial']} {trial['status']}: {trial['reason']}"
+            if note not in seen:
+                notes.append(note)
+                seen.add(note)
+        for name, arm in (trial.get("simulation") or {}).get("arms", {}).items():
+            parts = ", ".join(f"{k} {_fmt(arm['composite'][k])}" for k in ("overall", "timing", "tasks", "assertions"))
+            note = (
+                f"trial {trial['trial']} arm {name}: {arm['status']} ({parts}, penalty {arm['composite']['penalty']})"
+            )
+            notes.append(note)
         for check in trial["checks"]:
             if check["status"] in ("failed", "error"):
                 note = f"[{check['status']}] turn {_turn(check['turn'])} {check['name']}: {check['reason']}"

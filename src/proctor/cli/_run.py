@@ -1,7 +1,9 @@
 """`proctor run`: run suites against an agent, print the results table, exit with a CI-usable code.
 
-Exit codes: 0 every case passed; 1 a case failed or errored; 2 bad input or usage; 3 the run could not
-complete (every trial failed to reach the target); 130 interrupted (results written).
+Exit codes: 0 every case passed (or was skipped, e.g. no simulator model); 1 a case failed or errored;
+2 bad input or usage; 3 the run could not complete (every trial failed to reach the target); 4 no case
+failed or errored but one was inconclusive (its simulated user misbehaved, even after a re-run: not the
+agent's failure, not a pass); 130 interrupted (results written).
 """
 
 from __future__ import annotations
@@ -199,7 +201,11 @@ def _history_path(value: Path | None) -> Path | None:
 
 
 def _log_queries() -> None:
-    """Show the Cypher that setups and state assertions run, with timings, on stderr (`-v`)."""
+    """Log state queries and Embabel generation events on stderr (`-v`).
+
+    The Cypher that setups and state assertions run (with timings), and the events an Embabel agent
+    reports (function calls, prompts, graph queries) as they arrive.
+    """
     import logging
     import sys
 
@@ -207,10 +213,11 @@ def _log_queries() -> None:
         def emit(self, record: logging.LogRecord) -> None:
             sys.stderr.write(self.format(record) + "\n")  # the current stderr (a test may swap it)
 
-    logger = logging.getLogger("proctor.state")
-    if not any(type(handler).__name__ == "StderrHandler" for handler in logger.handlers):
-        logger.addHandler(StderrHandler())
-    logger.setLevel(logging.INFO)
+    for name in ("proctor.state", "proctor.targets.embabel"):  # Cypher; Embabel generation events
+        logger = logging.getLogger(name)
+        if not any(type(handler).__name__ == "StderrHandler" for handler in logger.handlers):
+            logger.addHandler(StderrHandler())
+        logger.setLevel(logging.INFO)
 
 
 def _with_dir(options: Any, directory: Path) -> Any:
