@@ -287,3 +287,14 @@ async def test_scripted_turns_come_first_with_their_checks(model_server: Any) ->
     assert result.checks[0].type == "contains" and result.checks[0].status == "passed"
     assert result.simulation["arms"]["supplied"]["composite"]["assertions"] == 1.0
     assert result.status == "passed"
+
+
+@pytest.mark.anyio
+async def test_rescore_keeps_simulated_trials_as_recorded() -> None:
+    from proctor._rescore import _rescore_trial
+    from proctor.results import TrialResult
+
+    case = case_with(SPEC)
+    stored = TrialResult("sim.yaml::sim", 1, "passed", 0.9, simulation={"arms": {}}, warnings=[])
+    kept = await _rescore_trial(case, stored, None, lambda spec: True)
+    assert kept is stored and kept.score == 0.9 and "not supported yet" in kept.to_dict()["warnings"][0]
