@@ -298,3 +298,24 @@ async def test_rescore_keeps_simulated_trials_as_recorded() -> None:
     stored = TrialResult("sim.yaml::sim", 1, "passed", 0.9, simulation={"arms": {}}, warnings=[])
     kept = await _rescore_trial(case, stored, None, lambda spec: True)
     assert kept is stored and kept.score == 0.9 and "not supported yet" in kept.to_dict()["warnings"][0]
+
+
+@pytest.mark.anyio
+async def test_scripted_cases_replay_conversation_seeds_in_the_same_session(model_server: Any) -> None:
+    from proctor._trial import run_trial
+    from proctor.suite import SeedSpec, TurnSpec
+
+    agent = model_server.script(default=Reply("Noted."))
+    seed = SeedSpec.model_validate({"conversation": [{"content": "My name is Alice"}]})
+    case = Case(
+        name="seeded", file=Path("s.yaml"), suite="s", turns=(TurnSpec(content="What is my name?"),),
+        seeds=(seed,), seed_session="same",
+    )  # fmt: skip
+    target = build_target({"type": "openai", "base_url": agent.base_url})
+    try:
+        result = await run_trial(case, 1, target, SessionContext(case="seeded", trial=1))
+    finally:
+        await target.aclose()
+    # the same session: the evaluated turn is sent with the seed exchange before it
+    assert [m["content"] for m in agent.bodies[1]["messages"]] == ["My name is Alice", "Noted.", "What is my name?"]
+    assert [m.content for m in result.turns] == ["What is my name?", "Noted."] and result.status == "passed"

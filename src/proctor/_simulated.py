@@ -311,9 +311,13 @@ async def _converse(
         message = f"could not open a session: {exc or 'timed out'}"
         kind = "TargetTimeout" if isinstance(exc, TimeoutError) else type(exc).__name__
         return _Opened(Conversation(arm=arm, stop="error", error=message, error_type=kind, seed=seed), None)
+    prefix: list[Message] = []
+    retries = 0
     try:
-        prefix: list[Message] = []
-        retries = 0
+        if case.seeds:
+            from proctor._seeding import deliver_seeds
+
+            retries += await deliver_seeds(target, context, session, case)
         for index, turn in enumerate(case.turns):  # scripted turns first, with their checks
             prefix.append(Message("user", turn.content))
             try:

@@ -27,6 +27,7 @@ from proctor._trial import case_key, run_trial, run_trial_in_state
 from proctor.errors import ConfigError
 from proctor.results import CaseResult, Journal, RunResult, TrialResult, read_previous_trials, write_json
 from proctor.suite import Case, Suite
+from proctor.suite._simulate import unsupported_seeds
 from proctor.targets import SessionContext, Target, build_target
 
 if TYPE_CHECKING:
@@ -200,6 +201,10 @@ async def run(
     if options.trials is not None or options.timeout is not None:
         planned_cases = [_override(c, options) for c in planned_cases]
     specs: dict[str, Any] = {case_key(c): _resolve_target(c, options) for c in planned_cases}
+    for c in planned_cases:
+        problem = unsupported_seeds(specs[case_key(c)], c.seeds)
+        if problem is not None:
+            raise ConfigError(f"case {c.name!r} ({c.file}): {problem}")
 
     previous: dict[tuple[str, int], TrialResult] = {}
     header: dict[str, Any] = {}

@@ -87,17 +87,20 @@ def test_the_seeds_job_loads_unchanged(tmp_path: Path) -> None:
     assert case.assert_[1].value.expected == 1
 
 
-def test_defaults_and_seeds_are_reported(tmp_path: Path) -> None:
+def test_defaults_and_unsupported_seeds_are_reported(tmp_path: Path) -> None:
     path = tmp_path / "minimal.yml"
     path.write_text("tasks:\n  - task: Say hi\n", encoding="utf-8")
     spec = load_suite_file(path, registry).cases[0].simulate
     assert spec is not None and spec.persona.signoff == "So Long, and Thanks for All the Fish"
     assert spec.greetings == ["Hello", "Hi", "Greetings", "Yo", "Hey"] and spec.max_turns == 20
     assert spec.tasks[0].type == "task"
-    path.write_text("tasks:\n  - task: Say hi\nseeds:\n  - text: Alice lives in Sydney\n", encoding="utf-8")
-    with pytest.raises(SuiteError, match="seeding") as caught:
+    job = "target: {user: u, chatbot: c}\ntasks:\n  - task: Say hi\nseeds:\n  - text: Alice lives in Sydney\n"
+    path.write_text(job, encoding="utf-8")
+    with pytest.raises(SuiteError, match="text seeds need an ingestion request") as caught:
         load_suite_file(path, registry)
-    assert caught.value.issues[0].line == 3
+    assert caught.value.issues[0].line == 5  # the first seed
+    path.write_text(job.replace("chatbot: c}", "chatbot: c, ingest_url: http://x/ingest}"), encoding="utf-8")
+    assert load_suite_file(path, registry).cases[0].seeds[0].text == "Alice lives in Sydney"
     path.write_text("evaluator: {nmae: Bob}\ntasks: [{task: hi}]\n", encoding="utf-8")
     with pytest.raises(SuiteError, match="nmae") as caught:
         load_suite_file(path, registry)
@@ -131,10 +134,13 @@ class FlakyAgent:
     def __init__(self, failures: int) -> None:
         self.failures = failures
         self.bodies: list[Any] = []
+        self.ingested: list[Any] = []
+        self.sessions = 0
 
     def app(self) -> Starlette:
         async def sessions(request: Request) -> Response:
-            return JSONResponse({"sessionId": f"s{len(self.bodies)}"})
+            self.sessions += 1
+            return JSONResponse({"sessionId": f"s{self.sessions}"})
 
         async def messages(request: Request) -> Response:
             body = await request.json()
@@ -152,11 +158,16 @@ class FlakyAgent:
         async def contexts(request: Request) -> Response:
             return JSONResponse({"resources": [1]})
 
+        async def ingest(request: Request) -> Response:
+            self.ingested.append(await request.json())
+            return JSONResponse({"ok": True})
+
         return Starlette(
             routes=[
                 Route("/api/v1/chat/sessions", sessions, methods=["POST"]),
                 Route("/api/v1/chat/messages", messages, methods=["POST"]),
                 Route("/api/v1/chat/objectContexts/{sid}", contexts, methods=["GET"]),
+                Route("/ingest", ingest, methods=["POST"]),
             ]
         )
 
@@ -223,3 +234,33 @@ async def test_session_settings_are_sent(model_server: Any) -> None:
             await simulator.model.aclose()
     assert agent.bodies[0]["model"] == "gpt-4.1-mini" and agent.bodies[0]["message"]["role"] == "user"
     assert result.status == "inconclusive"  # signed off before attempting a task: the simulator's fault
+
+
+def test_seeds_are_delivered_before_the_conversation(
+    model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = FlakyAgent(failures=0)
+    sim = model_server.script(
+        *[Reply("What is the capital of France?"), Reply("So long, and thanks for all the fish")] * 2
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with serve_app(agent.app()) as url:
+        job_path = tmp_path / "seeded.yml"
+        job_path.write_text(
+            f"target: {{base_url: '{url}', user: u, chatbot: c, ingest_url: '{url}/ingest'}}\n"
+            "tasks: [{task: Ask the capital of France}]\n"
+            "seeds:\n  - text: Alice lives in Sydney\n"
+            "  - conversation: [{role: user, content: My name is Alice}, {role: assistant, content: Hi}]\n",
+            encoding="utf-8",
+        )
+        suites = load_suites([job_path], registry)
+        options = RunOptions(write_results=False, handle_sigint=False, simulator="openai/sim")
+        data = run_sync(suites, options).data
+    assert agent.ingested == [{"text": "Alice lives in Sydney", "user": "u", "chatbot": "c"}] * 2  # once per arm
+    first, second = agent.bodies[0], agent.bodies[1]
+    assert first["message"]["content"] == "My name is Alice"  # the seed conversation, user side only
+    assert first["sessionId"] != second["sessionId"]  # replayed in a prior session of its own
+    trial = data["cases"][0]["trials"][0]
+    assert trial["status"] == "passed"
+    assert trial["turns"][0]["content"] in ("Hello", "Hi", "Greetings", "Yo", "Hey")  # seeds not in the transcript

@@ -19,7 +19,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
-from proctor.suite._simulate import SimulateSpec
+from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
@@ -113,7 +113,6 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
         if is_embabel_job(fast):
-            _no_seeds(path, fast, {})
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
             return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {})
@@ -138,7 +137,6 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     key_positions: dict[Loc, tuple[int, int]] = {}
     data = _plain(document, (), positions, key_positions)
     if is_embabel_job(data):
-        _no_seeds(path, data, key_positions)
         data = embabel_to_suite(data, path.stem)
         positions = {moved_location(loc): at for loc, at in positions.items()}
         key_positions = {moved_location(loc): at for loc, at in key_positions.items()}
@@ -148,14 +146,6 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
         raise SuiteError(issues) from None
     return _resolve(path, spec, positions)
-
-
-def _no_seeds(path: Path, data: Mapping[str, Any], key_positions: Mapping[Loc, tuple[int, int]]) -> None:
-    """Memory seeding is not supported yet: a job with `seeds` is a load error, never a silent skip."""
-    if "seeds" in data:
-        line, col = key_positions.get(("seeds",), (None, None))
-        message = "memory seeding ('seeds') is not supported yet; remove 'seeds' to run this job without it"
-        raise SuiteError([SuiteIssue(str(path), line, col, "seeds", message)])
 
 
 def _plain(
@@ -369,6 +359,11 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
             issues.append(SuiteIssue(str(path), line, col, _format_loc((*loc, index)), message))
         return steps
 
+    seeds = [*spec.seeds, *(seed for case in spec.cases or [] for seed in case.seeds)]
+    problem = unsupported_seeds(spec.target, seeds)
+    if problem is not None:
+        line, col = positions.get(("seeds",), (None, None))
+        issues.append(SuiteIssue(str(path), line, col, "seeds", problem))
     file_rubric = rubric(spec.rubric, ("rubric",))
     file_setups = setups(spec.setups, ("setups",))
     state = _state(spec.state, path, setups)
@@ -406,6 +401,8 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 state=state,
                 simulate=_simulate(case.simulate, path),
                 simulator=spec.simulator,
+                seeds=(*spec.seeds, *case.seeds),
+                seed_session=case.seed_session if case.seeds else spec.seed_session,
             )
         )
     if issues:

@@ -8,7 +8,7 @@ hold several cases under `cases:`, with file-level values (`trials`, `timeout`, 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from proctor.suite._journey import JourneySpec
-from proctor.suite._simulate import SimulateSpec
+from proctor.suite._simulate import SeedSpec, SimulateSpec
 from proctor.suite._state import SetupSpec, StateSpec, shorthand_assertion
 from proctor.suite._targets import TargetSpec, parse_target_string
 
@@ -189,6 +189,10 @@ class _CaseFields(_Strict):
     """Cypher run before each trial in a clean graph (file-level setups run first)."""
     simulate: SimulateSpec | None = None
     """A simulated user plays the conversation (after the scripted `turns`, if any)."""
+    seeds: list[SeedSpec] = Field(default_factory=list)
+    """Memory seeds delivered before each conversation (file-level seeds come first)."""
+    seed_session: Literal["prior", "same"] = "prior"
+    """Where conversation seeds are replayed: a `prior` session of their own, or the `same` session."""
 
     @field_validator("assert_", "assertions")
     @classmethod

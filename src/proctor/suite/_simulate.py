@@ -22,9 +22,10 @@ simulate:
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "DEFAULT_GREETINGS",
@@ -32,9 +33,12 @@ __all__ = [
     "Arm",
     "CompositeWeights",
     "PersonaSpec",
+    "SeedMessage",
+    "SeedSpec",
     "SimulateScoring",
     "SimulateSpec",
     "SimulatedTask",
+    "unsupported_seeds",
 ]
 
 DEFAULT_SIGNOFF = "So Long, and Thanks for All the Fish"
@@ -99,6 +103,39 @@ class SimulateScoring(_Strict):
     """The most the failure penalty subtracts."""
 
 
+class SeedMessage(_Strict):
+    """One message of a conversation seed."""
+
+    role: Literal["user", "assistant"] = "user"
+    """Who said it; only `user` messages are sent (the agent speaks for itself)."""
+    content: str = Field(min_length=1)
+    """The message."""
+
+
+class SeedSpec(_Strict):
+    """Memory seeding before the evaluated conversation (Embabel's `seeds`): a text or a conversation.
+
+    Example:
+        ```yaml
+        seeds:
+          - text: "The user's name is Alice and she lives in Sydney."   # posted to the target's ingest_url
+          - conversation: [{role: user, content: "My name is Alice"}]    # replayed in a prior session
+        seed_session: prior          # or `same`: replayed in the evaluated session, before it starts
+        ```
+    """
+
+    text: str | None = Field(default=None, min_length=1)
+    """A document for the agent to ingest (`embabel` target with `ingest_url`)."""
+    conversation: list[SeedMessage] | None = Field(default=None, min_length=1)
+    """A prior conversation to replay to the agent."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SeedSpec:
+        if (self.text is None) == (self.conversation is None):
+            raise ValueError("a seed needs exactly one of 'text' or 'conversation'")
+        return self
+
+
 class SimulateSpec(_Strict):
     """A simulated user: persona, tasks, facts (withheld or supplied), limits and scoring."""
 
@@ -133,3 +170,22 @@ class SimulateSpec(_Strict):
         if len(set(value)) != len(value):
             raise ValueError("each arm may be listed once")
         return value
+
+
+def unsupported_seeds(target: Any, seeds: Sequence[SeedSpec]) -> str | None:
+    """Why `target` cannot take these seeds (`None` when it can, or when no target is known yet).
+
+    Conversation seeds work with every target (they are replayed as messages); text seeds need an
+    ingestion request: an `embabel` target with `ingest_url`.
+    """
+    if target is None or not any(seed.text is not None for seed in seeds):
+        return None
+    if getattr(target, "type", None) == "embabel" and getattr(target, "ingest_url", None):
+        return None
+    kind = getattr(target, "type", None) or (target.get("type") if isinstance(target, dict) else "?")
+    if kind == "embabel" and isinstance(target, dict) and target.get("ingest_url"):
+        return None
+    return (
+        f"text seeds need an ingestion request, which the {kind!r} target does not have: use an embabel target "
+        "with 'ingest_url', or conversation seeds"
+    )

@@ -162,6 +162,9 @@ class EmbabelTargetSpec(_Spec):
     """Attempts per agent call (Embabel: 4); every failed attempt counts in the failure penalty."""
     backoff: float = Field(default=0.1, ge=0)
     """Seconds between attempts (Embabel: 100 ms)."""
+    ingest_url: str | None = None
+    """Where text seeds are posted (`{text, user, chatbot}`) before a conversation; none: text seeds are a
+    load error."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra request headers; `${VAR}` is replaced from the environment."""
 

@@ -22,7 +22,7 @@ import logging
 import time
 from typing import Any
 
-from proctor.errors import TargetProtocolError
+from proctor.errors import ConfigError, TargetProtocolError
 from proctor.suite._targets import EmbabelTargetSpec
 from proctor.targets._base import SessionContext
 from proctor.targets._http_client import (
@@ -79,6 +79,25 @@ class EmbabelTarget:
         if not isinstance(session_id, str | int) or session_id == "":
             raise TargetProtocolError(f"session reply from {url} has no session id: {str(data)[:200]}")
         return EmbabelSession(self, context, str(session_id))
+
+    async def ingest(self, text: str, context: SessionContext) -> int:
+        """Post a text seed to `ingest_url` (`{text, user, chatbot}`); returns the retries it took.
+
+        Raises:
+            proctor.errors.ConfigError: The target has no `ingest_url`.
+        """
+        if not self.spec.ingest_url:
+            raise ConfigError(f"{self.name}: text seeds need 'ingest_url'")
+        body = {"text": text, "user": self.spec.user, "chatbot": self.spec.chatbot}
+        _, retries = await send_with_retries(
+            self.client,
+            "POST",
+            self.spec.ingest_url,
+            request_timeout=context.timeout,
+            json_body=body,
+            policy=self.policy,
+        )
+        return retries
 
     async def aclose(self) -> None:
         """Close the pooled connections."""

@@ -5,8 +5,9 @@ A job (`evaluator`, `target: {user, chatbot}`, `aspirationalAverage`, `greetings
 `evaluator`, `greetings`, `tasks`, `facts` and `aspirationalAverage` become the case's `simulate:` block
 (with Embabel's defaults for whatever the job leaves out), `target` becomes an `embabel` target, and
 `assertions` (Cypher and object-context) and `setups` keep their meaning on Proctor's state machinery.
-A job runs once (`trials: 1`) unless it says otherwise. Memory `seeds` are not supported yet: a job that
-declares them is a load error naming the field, never a silent skip.
+A job runs once (`trials: 1`) unless it says otherwise. Memory `seeds` keep their meaning: conversation
+seeds are replayed to the agent in a prior session, text seeds are posted to the target's `ingest_url`
+(without one they are a load error, never a silent skip).
 """
 
 from __future__ import annotations
