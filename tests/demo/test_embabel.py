@@ -264,3 +264,33 @@ def test_seeds_are_delivered_before_the_conversation(
     trial = data["cases"][0]["trials"][0]
     assert trial["status"] == "passed"
     assert trial["turns"][0]["content"] in ("Hello", "Hi", "Greetings", "Yo", "Hey")  # seeds not in the transcript
+
+
+def test_the_seeds_job_runs_unchanged_with_per_arm_composites(
+    model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = FlakyAgent(failures=0)  # answers, reports one resource, writes nothing to the graph
+    bye = "So long, and thanks for all the fish"
+    sim = model_server.script(*[Reply("What is the capital of France?"), Reply(bye)] * 2)
+    monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    path = tmp_path / "agent.yml"
+    path.write_text(SEED_JOB, encoding="utf-8")
+    with serve_app(agent.app()) as url:
+        options = RunOptions(
+            target=parse_target_string(f"embabel:{url}"),
+            write_results=False,
+            handle_sigint=False,
+            simulator="openai/sim",
+        )
+        data = run_sync(load_suites([path], registry), options).data
+    trial = data["cases"][0]["trials"][0]
+    for arm in trial["simulation"]["arms"].values():
+        checks = {c["type"]: c["status"] for c in arm["checks"]}
+        # no Reminder node in the graph; no judge configured, so tasks are not scored (left out, not 0)
+        assert checks == {"expression": "passed", "cypher": "failed", "transcript": "skipped"}
+        composite = arm["composite"]
+        assert composite["assertions"] == 0.4  # weights 2 (passed) and 3 (failed)
+        assert composite["timing"] == 1.0 and composite["tasks"] is None and composite["penalty"] == 0
+        assert composite["overall"] == round((1.0 + 4 * 0.4) / 5, 2) == 0.52
+    assert trial["status"] == "failed" and trial["score"] == 0.52
