@@ -319,3 +319,23 @@ async def test_scripted_cases_replay_conversation_seeds_in_the_same_session(mode
     # the same session: the evaluated turn is sent with the seed exchange before it
     assert [m["content"] for m in agent.bodies[1]["messages"]] == ["My name is Alice", "Noted.", "What is my name?"]
     assert [m.content for m in result.turns] == ["What is my name?", "Noted."] and result.status == "passed"
+
+
+def test_python_target_seed_hook_takes_text_seeds(tmp_path: Path) -> None:
+    from helpers import agents
+
+    suite = (
+        "name: seeded\ntarget: {type: python, callable: 'helpers.agents:echo', SEED}\ntrials: 1\n"
+        "seeds: [{text: Alice lives in Sydney}]\nturns: [{content: hi}]\n"
+    )
+    path = tmp_path / "seeded.yaml"
+    path.write_text(suite.replace(", SEED", ""), encoding="utf-8")
+    from proctor.errors import SuiteError
+
+    with pytest.raises(SuiteError, match="text seeds need an ingestion request"):
+        load_suite_file(path, registry)
+    path.write_text(suite.replace("SEED", "seed: 'helpers.agents:seed'"), encoding="utf-8")
+    agents.SEEDED.clear()
+    outcome = run_sync(load_suites([path], registry), RunOptions(write_results=False, handle_sigint=False))
+    assert agents.SEEDED == [("Alice lives in Sydney", "seeded")]
+    assert outcome.data["cases"][0]["trials"][0]["status"] == "passed"

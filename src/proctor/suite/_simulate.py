@@ -176,16 +176,16 @@ def unsupported_seeds(target: Any, seeds: Sequence[SeedSpec]) -> str | None:
     """Why `target` cannot take these seeds (`None` when it can, or when no target is known yet).
 
     Conversation seeds work with every target (they are replayed as messages); text seeds need an
-    ingestion request: an `embabel` target with `ingest_url`.
+    ingestion request: an `embabel` target with `ingest_url`, or a `python` target with a `seed` hook.
     """
     if target is None or not any(seed.text is not None for seed in seeds):
         return None
-    if getattr(target, "type", None) == "embabel" and getattr(target, "ingest_url", None):
-        return None
     kind = getattr(target, "type", None) or (target.get("type") if isinstance(target, dict) else "?")
-    if kind == "embabel" and isinstance(target, dict) and target.get("ingest_url"):
+    field = {"embabel": "ingest_url", "python": "seed"}.get(str(kind))
+    given = target.get(field) if isinstance(target, dict) else getattr(target, field, None) if field else None
+    if given:
         return None
     return (
-        f"text seeds need an ingestion request, which the {kind!r} target does not have: use an embabel target "
-        "with 'ingest_url', or conversation seeds"
+        f"text seeds need an ingestion request, which the {kind!r} target does not have: give an embabel "
+        "target 'ingest_url' or a python target 'seed', or use conversation seeds"
     )

@@ -140,6 +140,9 @@ class PythonTargetSpec(_Spec):
     object_context: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
     """`module:function` returning the agent's object context after the conversation; it gets the
     conversation (`{role, content}` dicts) and, when it has a `context` parameter, the `SessionContext`."""
+    seed: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
+    """`module:function` (sync or async) that takes a text seed before the conversation (`text`, and the
+    `SessionContext` as `context` when it has that parameter)."""
 
 
 class EmbabelTargetSpec(_Spec):
