@@ -339,3 +339,39 @@ def test_python_target_seed_hook_takes_text_seeds(tmp_path: Path) -> None:
     outcome = run_sync(load_suites([path], registry), RunOptions(write_results=False, handle_sigint=False))
     assert agents.SEEDED == [("Alice lives in Sydney", "seeded")]
     assert outcome.data["cases"][0]["trials"][0]["status"] == "passed"
+
+
+def test_http_target_ingest_request_takes_text_seeds(tmp_path: Path) -> None:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from servers._serve import serve_app
+
+    ingested: list[object] = []
+
+    async def ingest(request: Request) -> JSONResponse:
+        ingested.append(await request.json())
+        return JSONResponse({"ok": True})
+
+    async def chat(request: Request) -> JSONResponse:
+        return JSONResponse({"reply": "hello"})
+
+    app = Starlette(routes=[Route("/ingest", ingest, methods=["POST"]), Route("/chat", chat, methods=["POST"])])
+    with serve_app(app) as url:
+        path = tmp_path / "seeded.yaml"
+        suite = """\
+name: seeded
+trials: 1
+target:
+  type: http
+  request: {url: "URL/chat", body: {m: "{{ message }}"}}
+  ingest: {url: "URL/ingest", body: {doc: "{{ text }}", who: "{{ user }}"}}
+seeds: [{text: Alice lives in Sydney}]
+turns: [{content: hi, assert: [{type: contains, value: hello}]}]
+"""
+        path.write_text(suite.replace("URL", url), encoding="utf-8")
+        outcome = run_sync(load_suites([path], registry), RunOptions(write_results=False, handle_sigint=False))
+    assert ingested == [{"doc": "Alice lives in Sydney", "who": "proctor"}]
+    assert outcome.data["cases"][0]["trials"][0]["status"] == "passed"

@@ -176,16 +176,17 @@ def unsupported_seeds(target: Any, seeds: Sequence[SeedSpec]) -> str | None:
     """Why `target` cannot take these seeds (`None` when it can, or when no target is known yet).
 
     Conversation seeds work with every target (they are replayed as messages); text seeds need an
-    ingestion request: an `embabel` target with `ingest_url`, or a `python` target with a `seed` hook.
+    ingestion request: an `embabel` target's `ingest_url`, an `http` target's `ingest` request, or a
+    `python` target's `seed` hook.
     """
     if target is None or not any(seed.text is not None for seed in seeds):
         return None
     kind = getattr(target, "type", None) or (target.get("type") if isinstance(target, dict) else "?")
-    field = {"embabel": "ingest_url", "python": "seed"}.get(str(kind))
+    field = {"embabel": "ingest_url", "python": "seed", "http": "ingest"}.get(str(kind))
     given = target.get(field) if isinstance(target, dict) else getattr(target, field, None) if field else None
     if given:
         return None
     return (
         f"text seeds need an ingestion request, which the {kind!r} target does not have: give an embabel "
-        "target 'ingest_url' or a python target 'seed', or use conversation seeds"
+        "target 'ingest_url', an http target 'ingest' or a python target 'seed', or use conversation seeds"
     )

@@ -112,6 +112,8 @@ class HttpTargetSpec(_Spec):
     """The `user` template variable."""
     object_context: HttpObjectContextSpec | None = None
     """The request that fetches the agent's object context after the conversation."""
+    ingest: HttpRequestSpec | None = None
+    """The request that delivers a text seed before the conversation (template variable `text`)."""
 
 
 class LobuTargetSpec(_Spec):
