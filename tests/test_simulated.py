@@ -375,3 +375,39 @@ turns: [{content: hi, assert: [{type: contains, value: hello}]}]
         outcome = run_sync(load_suites([path], registry), RunOptions(write_results=False, handle_sigint=False))
     assert ingested == [{"doc": "Alice lives in Sydney", "who": "proctor"}]
     assert outcome.data["cases"][0]["trials"][0]["status"] == "passed"
+
+
+def test_watsonx_datasets_can_be_played_by_a_simulated_user(
+    model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "watsonx"
+    shutil.copy(examples / "hr_agent_timeoff.json", tmp_path)
+    (tmp_path / "config.yaml").write_text("simulate: true\n", encoding="utf-8")
+    (suite,) = load_suites([tmp_path], registry)
+    case = suite.cases[0]
+    assert case.turns == () and case.simulate is not None and case.simulate.arms == ["supplied"]
+    assert case.simulate.story and case.simulate.starting_sentence
+    sim = model_server.script(default=Reply(f"Thanks. {SIGNOFF}"))
+    monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    options = RunOptions(
+        target={"type": "python", "callable": "helpers.agents:watsonx_hr_agent"},
+        simulator="openai/sim",
+        trials=1,
+        write_results=False,
+        handle_sigint=False,
+    )
+    trial = run_sync([suite], options).data["cases"][0]["trials"][0]
+    assert trial["turns"][0]["content"] == case.simulate.starting_sentence
+    assert case.simulate.story in sim.bodies[0]["messages"][0]["content"]
+    journey = [c for c in trial["checks"] if c["type"] == "journey"]
+    assert journey and journey[0]["status"] in ("passed", "failed")
+    assert trial["simulation"]["arms"]["supplied"]["composite"]["assertions"] == journey[0]["score"]
+
+    (tmp_path / "config.yaml").write_text("simulate: maybe\n", encoding="utf-8")
+    from proctor.errors import SuiteError
+
+    with pytest.raises(SuiteError, match="'simulate' must be true or false"):
+        load_suites([tmp_path], registry)
