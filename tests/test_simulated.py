@@ -411,3 +411,14 @@ def test_watsonx_datasets_can_be_played_by_a_simulated_user(
 
     with pytest.raises(SuiteError, match="'simulate' must be true or false"):
         load_suites([tmp_path], registry)
+
+
+@pytest.mark.anyio
+async def test_an_agent_error_is_the_agents_not_the_simulators(model_server: Any) -> None:
+    agent = model_server.script(default=Reply("bad request", status=400))  # not retried
+    sim = model_server.script(default=Reply(SIGNOFF))
+    result = await trial(case_with({**SPEC, "arms": ["supplied"]}), agent, Simulator(model(sim, "sim")), None)
+    assert result.status == "error" and result.error_type == "TargetHTTPError"
+    assert result.error and result.error.startswith("supplied: turn 1:") and sim.requests == []
+    assert result.simulation["arms"]["supplied"]["stop"] == "error"
+    assert result.simulation["attempts"] == 1  # an agent error is not re-run

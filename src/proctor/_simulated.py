@@ -9,8 +9,9 @@ transcript, the transcript judge scores each task, and the arm's composite is co
 The trial's score and status are those of its primary arm (`supplied` when it ran, the one with all the
 information, else the first arm); every arm is in `TrialResult.simulation` with its transcript, checks
 and composite components, and the difference `supplied - withheld` of each component. A trial is
-`error` when any arm's conversation failed on the agent's side; `inconclusive` when the simulator
-misbehaved (then it is re-run with a new seed, `reruns` times), never counted as the agent's failure;
+`error` when any arm's conversation failed on the agent's side (this wins over a simulator fault);
+`inconclusive` when the simulator misbehaved (then it is re-run with a new seed, `reruns` times),
+never counted as the agent's failure;
 `skipped` when no simulator model is configured.
 """
 
@@ -89,15 +90,16 @@ async def run_simulated_trial(
         warnings.append(f"attempt {attempt + 1} was inconclusive ({'; '.join(faults)}); re-run with a new seed")
     primary = arms[_primary(list(spec.arms))]
     statuses = [data["status"] for data in arms.values()]
-    if "inconclusive" in statuses:
+    reason: str | None = None
+    if "error" in statuses:  # the agent (or a check) failed: that is the finding, whatever the simulator did
+        status, score = "error", primary["composite"]["overall"]
+    elif "inconclusive" in statuses:
         status, score = "inconclusive", None
-        reason: str | None = "; ".join(
+        reason = "; ".join(
             f"{name}: {problem}" for name, data in arms.items() for problem in data["simulator_faults"]
         ) or next(data["error"] for data in arms.values() if data["status"] == "inconclusive")
-    elif "error" in statuses:
-        status, score, reason = "error", primary["composite"]["overall"], None
     else:
-        status, score, reason = primary["status"], primary["composite"]["overall"], None
+        status, score = primary["status"], primary["composite"]["overall"]
     errors = [f"{name}: {data['error']}" for name, data in arms.items() if data["error"] and data["status"] == "error"]
     error_types = [data["error_type"] for data in arms.values() if data["error_type"] and data["status"] == "error"]
     simulation = {
@@ -247,9 +249,11 @@ def _arm_data(
         max_penalty=spec.scoring.max_penalty,
     )
     all_checks = [*checks, *([transcript] if transcript is not None else [])]
-    if faults or conv.stop == "simulator_error":
+    if conv.stop == "error":
+        status = "error"
+    elif faults or conv.stop == "simulator_error":
         status = "inconclusive"
-    elif conv.stop == "error" or any(c.status == "error" for c in all_checks):
+    elif any(c.status == "error" for c in all_checks):
         status = "error"
     elif composite.overall is None:
         status = "passed"

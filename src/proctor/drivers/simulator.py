@@ -186,7 +186,8 @@ class Simulator:
         ]
         # the simulator plays the user: its own messages are the "assistant" side of its chat
         chat.extend({"role": "assistant" if m.role == "user" else "user", "content": m.content} for m in messages)
-        config = GenerateConfig(temperature=spec.persona.temperature, seed=seed)
+        # providers take 32-bit seeds; the trial's seed may be larger
+        config = GenerateConfig(temperature=spec.persona.temperature, seed=seed % 2**31)
         response = await self.model.generate(chat, config, role="simulator")
         return response.text.strip(), response
 
