@@ -113,7 +113,8 @@ def test_target_string() -> None:
 
 
 @pytest.mark.anyio
-async def test_embabel_target_against_the_demo_agent() -> None:
+async def test_embabel_target_against_the_demo_agent(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="proctor.targets.embabel")
     with RunningServer() as server:
         target = build_target({"type": "embabel", "base_url": server.url, "user": "Alice Chen"})
         try:
@@ -121,6 +122,8 @@ async def test_embabel_target_against_the_demo_agent() -> None:
             reply = await session.send("Remind me to submit my timesheet on Friday")
             assert reply.tool_calls and reply.tool_calls[0].name == "create_reminder"
             assert reply.tool_calls[0].result is not None and reply.retries == 0
+            events = [r.getMessage() for r in caplog.records if r.name == "proctor.targets.embabel"]
+            assert any('"function_call"' in e and "create_reminder" in e for e in events)  # what -v shows
             context = await session.object_context()  # type: ignore[attr-defined]
             assert len(context["resources"]) == 1
             await session.aclose()
