@@ -18,10 +18,11 @@ from typing import Any
 
 import anyio
 
+from proctor._services import ModelServices as _ModelServices
 from proctor.checks import CheckContext, CheckResult, registry, run_check
 from proctor.errors import ConfigError
 from proctor.results import CaseResult, RunResult, TrialResult, write_json
-from proctor.runner import RunOptions, RunOutcome, _ModelServices, _needs_judge, _unique
+from proctor.runner import RunOptions, RunOutcome, _needs_judge, _unique
 from proctor.scoring import score_trial
 from proctor.suite import AssertionSpec, Case, load_suite_file
 from proctor.transcript import AgentReply
@@ -93,6 +94,12 @@ async def _rescore_trial(case: Case, stored: TrialResult, judge: Any, selected: 
     """Re-run the selected checks of one stored trial and score it again."""
     if stored.error is not None:
         return stored  # the conversation failed: there is nothing more to check
+    if stored.simulation is not None or case.simulate is not None or stored.status in ("skipped", "inconclusive"):
+        note = "simulated-user trials are kept as recorded: rescoring their arms is not supported yet"
+        if note not in stored.warnings:
+            stored.warnings.append(note)
+            stored._json = None  # the JSON form is cached: rebuild it with the note
+        return stored
     messages = stored.turns
     users = [i for i, m in enumerate(messages) if m.role == "user"]
     replies = [i for i, m in enumerate(messages) if m.role == "assistant"]

@@ -63,6 +63,7 @@ async def run_trial(
     sent = 0
     object_context: Any = None
     warnings: list[str] = []
+    seeding = False
     try:
         with anyio.fail_after(case.timeout):
             session = await target.open_session(context)
@@ -72,6 +73,12 @@ async def run_trial(
         error, error_type = f"could not open a session: {exc}", type(exc).__name__
     else:
         try:
+            if case.seeds:
+                from proctor._seeding import deliver_seeds
+
+                seeding = True
+                retries += await deliver_seeds(target, context, session, case)
+                seeding = False
             for index, turn in enumerate(case.turns):
                 messages.append(Message("user", turn.content))
                 try:
@@ -103,7 +110,7 @@ async def run_trial(
                 except (ProctorError, TimeoutError) as exc:
                     warnings.append(f"could not fetch the agent's object context: {exc or 'timed out'}")
         except ProctorError as exc:
-            error = f"turn {sent + 1}: {exc}"
+            error = f"seeding: {exc}" if seeding else f"turn {sent + 1}: {exc}"
             error_type = type(exc).__name__
         finally:
             with anyio.CancelScope(shield=True):

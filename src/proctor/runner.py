@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from pydantic import BaseModel
 
+from proctor._services import ModelServices as _ModelServices
 from proctor._trial import case_key, run_trial, run_trial_in_state
 from proctor.errors import ConfigError
 from proctor.results import CaseResult, Journal, RunResult, TrialResult, read_previous_trials, write_json
 from proctor.suite import Case, Suite
+from proctor.suite._simulate import unsupported_seeds
 from proctor.targets import SessionContext, Target, build_target
 
 if TYPE_CHECKING:
@@ -62,6 +64,9 @@ class RunOptions:
     """On Ctrl-C, stop starting trials, cancel running ones and return with status `interrupted`."""
     judge: str | None = None
     """The judge model (`provider/model`) for LLM-judged checks, overriding the suites' `judge:`."""
+    simulator: str | None = None
+    """The model (`provider/model`) that plays simulated users, overriding the suites' `simulator:`;
+    default: the suite's `simulator:`, else the judge model. Without any, simulated cases are `skipped`."""
     judge_concurrency: int | None = None
     """Judge calls in flight at once (default: the suite's, else 8); separate from the agent's limits."""
     judge_rpm: int | None = None
@@ -152,6 +157,10 @@ def _now() -> datetime:
 
 def _resolve_target(case: Case, options: RunOptions) -> Any:
     spec = options.target if options.target is not None else case.target
+    if isinstance(spec, dict) and spec.get("type") == "embabel" and getattr(case.target, "type", None) == "embabel":
+        # `--target embabel:URL` names the service; the job's `target: {user, chatbot}` still applies
+        assert case.target is not None
+        spec = {**case.target.model_dump(include={"user", "chatbot"}), **spec}
     if spec is None:
         raise ConfigError(
             f"case {case.name!r} ({case.file}) has no target: give --target, or 'target:' in the suite file"
@@ -192,6 +201,10 @@ async def run(
     if options.trials is not None or options.timeout is not None:
         planned_cases = [_override(c, options) for c in planned_cases]
     specs: dict[str, Any] = {case_key(c): _resolve_target(c, options) for c in planned_cases}
+    for c in planned_cases:
+        problem = unsupported_seeds(specs[case_key(c)], c.seeds)
+        if problem is not None:
+            raise ConfigError(f"case {c.name!r} ({c.file}): {problem}")
 
     previous: dict[tuple[str, int], TrialResult] = {}
     header: dict[str, Any] = {}
@@ -222,9 +235,17 @@ async def run(
     states = await _start_states([c for c in planned_cases if case_key(c) in state_keys], options, by_spec.values())
     target_names = sorted({t.name for t in by_spec.values()})
 
-    wants_models = options.judge or options.budget or any(c.judge is not None for c in planned_cases)
+    wants_models = (
+        options.judge
+        or options.budget
+        or options.simulator
+        or any(c.judge is not None or c.simulator is not None for c in planned_cases)
+    )
     models = _ModelServices(options) if wants_models else None
     judges = {case_key(c): models.judge_for(c) if models else None for c in planned_cases}
+    simulators = {
+        case_key(c): models.simulator_for(c) if models and c.simulate is not None else None for c in planned_cases
+    }
 
     kept: dict[str, list[TrialResult]] = {case_key(c): [] for c in planned_cases}
     todo: list[tuple[Case, int]] = []
@@ -295,7 +316,19 @@ async def run(
                 timeout=case.timeout,
                 variables={"seed": _trial_seed(options.seed, key, number)},
             )
-            if states is not None and key in state_keys:
+            if case.simulate is not None:
+                from proctor._simulated import run_simulated_trial
+
+                trial = await run_simulated_trial(
+                    case,
+                    number,
+                    targets[key],
+                    context,
+                    judges[key],
+                    simulators[key],
+                    states if key in state_keys else None,
+                )
+            elif states is not None and key in state_keys:
                 trial = await run_trial_in_state(states, case, number, targets[key], context, judges[key])
             else:
                 trial = await run_trial(case, number, targets[key], context, judges[key])
@@ -438,63 +471,3 @@ def _needs_judge(case: Case) -> bool:
         if check.needs_model or spec.type == "journey":
             return True
     return False
-
-
-class _ModelServices:
-    """The models a run uses besides the agent: judges with their shared cache, ledger and budget."""
-
-    def __init__(self, options: RunOptions) -> None:
-        from proctor.models import Budget, ModelCache, UsageLedger, default_prices, load_prices
-
-        self.options = options
-        self.ledger = UsageLedger()
-        self.budget = Budget(options.budget) if options.budget is not None else None
-        self.prices = load_prices(options.prices) if options.prices is not None else default_prices()
-        self.cache = (
-            (ModelCache(options.cache_dir) if options.cache_dir is not None else ModelCache())
-            if options.cache
-            else None
-        )
-        self._judges: dict[tuple[Any, ...], Any] = {}
-
-    def judge_for(self, case: Case) -> Any:
-        """The `Judge` for a case, or `None` when no judge model is configured (judged checks skip)."""
-        from proctor.checks._judging import Judge
-        from proctor.models import ModelSettings, get_model
-
-        spec = case.judge
-        name = self.options.judge or (spec.model if spec is not None else None)
-        if name is None:
-            return None
-        prompts = dict(spec.prompts) if spec is not None else {}
-        concurrency = self.options.judge_concurrency or (spec.concurrency if spec is not None else 8)
-        rpm = self.options.judge_rpm or (spec.rpm if spec is not None else None)
-        key = (name, tuple(sorted(prompts.items())), case.file.parent, concurrency, rpm)
-        if key not in self._judges:
-            settings = ModelSettings(
-                concurrency=concurrency,
-                rpm=rpm,
-                cache=self.cache,
-                ledger=self.ledger,
-                budget=self.budget,
-                prices=self.prices,
-            )
-            try:
-                judge = Judge(get_model(name, settings=settings), prompts, case.file.parent)
-            except OSError as exc:
-                raise ConfigError(f"judge prompts of {case.file}: {exc}") from None
-            self._judges[key] = judge
-        return self._judges[key]
-
-    def account_agent(self, trial: TrialResult, model: str | None) -> None:
-        """Record the agent's tokens (and cost, when the model's price is known) for the trial."""
-        cost = self.prices.cost(model, trial.usage) if model else None
-        trial.agent_cost_usd = cost
-        self.ledger.record("agent", model or "agent", trial.usage, cost)
-        if self.budget is not None:
-            self.budget.charge(cost)
-
-    async def aclose(self) -> None:
-        """Close the judge models' connections."""
-        for judge in self._judges.values():
-            await judge.model.aclose()

@@ -27,14 +27,17 @@ from proctor.checks import CheckResult
 
 __all__ = [
     "CaseOutcome",
+    "Composite",
     "TrialScore",
     "VerdictBand",
     "blend_confidence",
     "case_outcome",
+    "composite_score",
     "mean_score",
     "pass_hat_k",
     "percentile",
     "score_trial",
+    "timing_score",
     "verdict_band",
 ]
 
@@ -42,7 +45,7 @@ RUBRIC_SHARE = 0.5
 """The rubric's share of the trial score when both assertions and a rubric were scored."""
 
 TrialStatus = Literal["passed", "failed", "error"]
-CaseStatus = Literal["passed", "failed", "error"]
+CaseStatus = Literal["passed", "failed", "error", "inconclusive", "skipped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,8 @@ class CaseOutcome:
     """A case's outcome over its trials."""
 
     status: CaseStatus
-    """`passed`, `failed`, or `error` when errored trials leave the outcome undecided."""
+    """`passed`, `failed`, `error` when errored trials leave the outcome undecided (`inconclusive` when
+    only inconclusive ones do), or `skipped` when every trial was skipped."""
     pass_rate: float | None
     """Passed / scored trials (errored trials excluded); `None` when every trial errored."""
     pass_k: float | None
@@ -117,23 +121,33 @@ class CaseOutcome:
 
 
 def case_outcome(statuses: Sequence[str], *, min_pass_rate: float) -> CaseOutcome:
-    """Decide a case from its trials' statuses (`passed`, `failed`, `error`)."""
-    n = len(statuses)
+    """Decide a case from its trials' statuses (`passed`, `failed`, `error`, `inconclusive`, `skipped`).
+
+    Skipped trials are left out; a case whose every trial was skipped is `skipped`. Inconclusive trials
+    (the simulated user misbehaved) are unknowns like errored ones, but a case left undecided by them
+    alone is `inconclusive`, not `error`: never the agent's failure.
+    """
+    skipped = statuses.count("skipped")
+    n = len(statuses) - skipped
     passed = statuses.count("passed")
     failed = statuses.count("failed")
-    errored = n - passed - failed
+    inconclusive = statuses.count("inconclusive")
+    errored = n - passed - failed - inconclusive
+    unknown: CaseStatus = "error" if errored else "inconclusive"
     scored = passed + failed
     pass_rate = passed / scored if scored else None
     pass_k = pass_hat_k(scored, passed, scored) if scored else None
+    if n == 0 and skipped:
+        return CaseOutcome("skipped", None, None)
     if n == 0 or scored == 0:
-        return CaseOutcome("error", pass_rate, pass_k)
-    worst, best = passed / n, (passed + errored) / n
+        return CaseOutcome("error" if n == 0 else unknown, pass_rate, pass_k)
+    worst, best = passed / n, (passed + errored + inconclusive) / n
     if worst >= min_pass_rate:
         status: CaseStatus = "passed"
     elif best < min_pass_rate:
         status = "failed"
     else:
-        status = "error"
+        status = unknown
     return CaseOutcome(status, pass_rate, pass_k)
 
 
@@ -201,3 +215,83 @@ def verdict_band(
     if confidence > review_above:
         return "review"
     return "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class Composite:
+    """Embabel's composite score of one simulated conversation, with every component."""
+
+    overall: float | None
+    """max(0, weighted mean of the scored dimensions - penalty), rounded to 2; `None` when nothing scored."""
+    timing: float | None
+    """min(1, aspirational average / mean response time); `None` without a target or a reply."""
+    tasks: float | None
+    """The transcript judge's mean task score; `None` when not judged."""
+    assertions: float | None
+    """The weighted pass rate of the assertions; `None` when there were none (or none could run)."""
+    penalty: float
+    """min(penalty_per_failure x failures, max_penalty)."""
+    failures: int
+    """Failed agent call attempts."""
+    weights: dict[str, float]
+    """The weights used, renormalised over the scored dimensions (they sum to 1, or are empty)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form kept in results."""
+        return {
+            "overall": self.overall,
+            "timing": _round6(self.timing),
+            "tasks": _round6(self.tasks),
+            "assertions": _round6(self.assertions),
+            "penalty": round(self.penalty, 6),
+            "failures": self.failures,
+            "weights": {k: round(v, 6) for k, v in self.weights.items()},
+        }
+
+
+def _round6(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def timing_score(aspirational_ms: float | None, latencies_ms: Sequence[float]) -> float | None:
+    """min(1, aspirational / mean latency); `None` without a target or without any latency."""
+    if aspirational_ms is None or not latencies_ms:
+        return None
+    mean = sum(latencies_ms) / len(latencies_ms)
+    return 1.0 if mean <= 0 else min(1.0, aspirational_ms / mean)
+
+
+def composite_score(
+    *,
+    timing: float | None,
+    tasks: float | None,
+    assertions: float | None,
+    failures: int,
+    weights: dict[str, float] | None = None,
+    penalty_per_failure: float = 0.3,
+    max_penalty: float = 0.5,
+) -> Composite:
+    """Embabel's composite: max(0, (timing x 1 + tasks x 2 + assertions x 4) / 7 - penalty), rounded to 2.
+
+    A dimension that is `None` (nothing to score) is left out and the other weights renormalised, so the
+    score is never NaN; with nothing scored at all, `overall` is `None`.
+
+    Args:
+        timing: The timing score.
+        tasks: The mean task score.
+        assertions: The assertions' weighted pass rate.
+        failures: Failed agent call attempts.
+        weights: Weights by dimension (default timing 1, tasks 2, assertions 4).
+        penalty_per_failure: Subtracted per failure.
+        max_penalty: The most the penalty subtracts.
+    """
+    given = weights or {"timing": 1.0, "tasks": 2.0, "assertions": 4.0}
+    values = {"timing": timing, "tasks": tasks, "assertions": assertions}
+    scored = {k: v for k, v in values.items() if v is not None and math.isfinite(v) and given.get(k, 0) > 0}
+    total = sum(given[k] for k in scored)
+    penalty = min(penalty_per_failure * failures, max_penalty)
+    if total <= 0:
+        return Composite(None, timing, tasks, assertions, penalty, failures, {})
+    mean = sum(scored[k] * given[k] for k in scored) / total
+    overall = round(max(0.0, mean - penalty), 2)
+    return Composite(overall, timing, tasks, assertions, penalty, failures, {k: given[k] / total for k in scored})

@@ -183,3 +183,18 @@ def test_ctrl_c_exits_130_and_keeps_finished_trials(tmp_path: Path) -> None:
 def test_version(flag: str) -> None:
     result = runner.invoke(app, [flag])
     assert result.exit_code == 0 and result.output.startswith("proctor ")
+
+
+def test_simulated_cases_without_a_model_are_skipped_and_exit_0(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    junit = tmp_path / "junit.xml"
+    env = {"PROCTOR_JUDGE_MODEL": "", "PROCTOR_SIMULATOR_MODEL": ""}
+    result = runner.invoke(
+        app,
+        ["run", str(examples / "embabel"), "--results-dir", str(tmp_path), "-o", str(junit), "--no-cache"],
+        env=env,
+    )
+    assert result.exit_code == 0, result.output
+    assert "skipped" in result.output and "--simulator" in result.output
+    suite = ET.parse(junit).getroot()
+    assert suite.get("skipped") == "1" and suite.get("failures") == "0"

@@ -99,7 +99,7 @@ def test_examples_cover_every_check_type_and_target() -> None:
     assert {t for t in types if t.startswith("not-")}, "no negated checks"
     assert all(t.removeprefix("not-") in KNOWN for t in types)
     kinds = {suite.target.type if suite.target else None for suite in SUITES}
-    assert kinds == {None, "openai", "http", "lobu", "python"}
+    assert kinds == {None, "openai", "http", "lobu", "python", "embabel"}
     assert any(case.rubric is not None for case in CASES)
     assert any(check.weight != 1 for case in CASES for turn in case.turns for check in turn.assert_)
     assert [case.name for case in CASES].count("deliberate-failure") == 1

@@ -78,3 +78,12 @@ def watsonx_hr_agent(messages: list[dict[str, str]]) -> dict[str, Any]:
             },
         ],
     }
+
+
+SEEDED: list[tuple[str, str]] = []
+"""Text seeds `seed` received, with the case they were for."""
+
+
+def seed(text: str, context: Any = None) -> None:
+    """A python target's seed hook: remembers the text."""
+    SEEDED.append((text, context.case if context is not None else ""))

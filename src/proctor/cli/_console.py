@@ -15,8 +15,8 @@ from proctor.suite import Case
 
 __all__ = ["Observer", "exit_code", "print_results", "summary_json"]
 
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim"}
-EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 3, 130
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim", "inconclusive": "magenta"}
+EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 TARGET_ERRORS = {
     "TargetUnreachable",
     "TargetTimeout",
@@ -154,7 +154,9 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
     trials = summary["trials"]
     line = (
         f"{summary['cases']} cases: [green]{summary['passed']} passed[/green], "
-        f"[red]{summary['failed']} failed[/red], [yellow]{summary['errored']} errored[/yellow]; "
+        f"[red]{summary['failed']} failed[/red], [yellow]{summary['errored']} errored[/yellow]"
+        + "".join(f", {summary[k]} {k}" for k in ("inconclusive", "skipped") if summary.get(k))
+        + "; "
         f"{trials['run']} trials ({trials['passed']} passed, {trials['failed']} failed, "
         f"{trials['errored']} errored)"
     )
@@ -201,6 +203,17 @@ def _case_notes(case: dict[str, Any]) -> list[str]:
             if note not in seen:
                 notes.append(note)
                 seen.add(note)
+        if trial.get("reason"):  # why it was skipped or inconclusive
+            note = f"trial {trial['trial']} {trial['status']}: {trial['reason']}"
+            if note not in seen:
+                notes.append(note)
+                seen.add(note)
+        for name, arm in (trial.get("simulation") or {}).get("arms", {}).items():
+            parts = ", ".join(f"{k} {_fmt(arm['composite'][k])}" for k in ("overall", "timing", "tasks", "assertions"))
+            note = (
+                f"trial {trial['trial']} arm {name}: {arm['status']} ({parts}, penalty {arm['composite']['penalty']})"
+            )
+            notes.append(note)
         for check in trial["checks"]:
             if check["status"] in ("failed", "error"):
                 note = f"[{check['status']}] turn {_turn(check['turn'])} {check['name']}: {check['reason']}"
@@ -257,4 +270,8 @@ def exit_code(data: dict[str, Any]) -> int:
     if trials and all(t["status"] == "error" and t.get("error_type") in TARGET_ERRORS for t in trials):
         return EXIT_UNREACHABLE
     summary = data["summary"]
-    return EXIT_PASSED if summary["passed"] == summary["cases"] else EXIT_FAILED
+    if summary["failed"] or summary["errored"]:
+        return EXIT_FAILED
+    if summary.get("inconclusive"):  # the simulated user misbehaved: not the agent's failure, not a pass
+        return EXIT_INCONCLUSIVE
+    return EXIT_PASSED  # every case passed or was skipped (skipped cases are listed with their reason)

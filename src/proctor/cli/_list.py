@@ -33,7 +33,7 @@ def print_cases(suites: list[object], tags: list[str] | None = None) -> None:
                 str(case.file),
                 ", ".join(case.tags),
                 str(case.trials),
-                str(len(case.turns)),
+                str(len(case.turns)) + (" + simulated" if case.simulate is not None else ""),
                 str(case.check_count),
             )
     console = Console(soft_wrap=True)

@@ -1,7 +1,9 @@
 """`proctor run`: run suites against an agent, print the results table, exit with a CI-usable code.
 
-Exit codes: 0 every case passed; 1 a case failed or errored; 2 bad input or usage; 3 the run could not
-complete (every trial failed to reach the target); 130 interrupted (results written).
+Exit codes: 0 every case passed (or was skipped, e.g. no simulator model); 1 a case failed or errored;
+2 bad input or usage; 3 the run could not complete (every trial failed to reach the target); 4 no case
+failed or errored but one was inconclusive (its simulated user misbehaved, even after a re-run: not the
+agent's failure, not a pass); 130 interrupted (results written).
 """
 
 from __future__ import annotations
@@ -95,6 +97,12 @@ def run_command(
         envvar="PROCTOR_JUDGE_MODEL",
         help="Judge model for LLM-judged checks, provider/model (e.g. openai/gpt-4.1-mini, ollama/llama3.1).",
     ),
+    simulator: str | None = typer.Option(
+        None,
+        "--simulator",
+        envvar="PROCTOR_SIMULATOR_MODEL",
+        help="Model that plays simulated users, provider/model (default: the suite's 'simulator:', else the judge).",
+    ),
     judge_concurrency: int | None = typer.Option(
         None, "--judge-concurrency", envvar="PROCTOR_JUDGE_CONCURRENCY", min=1, help="Judge calls in flight."
     ),
@@ -152,6 +160,7 @@ def run_command(
             results_dir=results_dir or (None if resume else default_dir),
             resume=Path(resume) if resume else None,
             judge=judge,
+            simulator=simulator,
             judge_concurrency=judge_concurrency,
             judge_rpm=judge_rpm,
             cache=not no_cache,
@@ -192,7 +201,11 @@ def _history_path(value: Path | None) -> Path | None:
 
 
 def _log_queries() -> None:
-    """Show the Cypher that setups and state assertions run, with timings, on stderr (`-v`)."""
+    """Log state queries and Embabel generation events on stderr (`-v`).
+
+    The Cypher that setups and state assertions run (with timings), and the events an Embabel agent
+    reports (function calls, prompts, graph queries) as they arrive.
+    """
     import logging
     import sys
 
@@ -200,10 +213,11 @@ def _log_queries() -> None:
         def emit(self, record: logging.LogRecord) -> None:
             sys.stderr.write(self.format(record) + "\n")  # the current stderr (a test may swap it)
 
-    logger = logging.getLogger("proctor.state")
-    if not any(type(handler).__name__ == "StderrHandler" for handler in logger.handlers):
-        logger.addHandler(StderrHandler())
-    logger.setLevel(logging.INFO)
+    for name in ("proctor.state", "proctor.targets.embabel"):  # Cypher; Embabel generation events
+        logger = logging.getLogger(name)
+        if not any(type(handler).__name__ == "StderrHandler" for handler in logger.handlers):
+            logger.addHandler(StderrHandler())
+        logger.setLevel(logging.INFO)
 
 
 def _with_dir(options: Any, directory: Path) -> Any:

@@ -1,4 +1,4 @@
-"""The demo agent over HTTP: an OpenAI-compatible API, a REST API with sessions, and the Lobu protocol.
+"""The demo agent over HTTP: an OpenAI-compatible API, a REST API with sessions, the Lobu and Embabel protocols.
 
 Every endpoint answers from the same `HRAgent`, so a conversation gets the same replies whichever
 protocol carries it. Needs the `serve` extra (Starlette, uvicorn).
@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
 from proctor.demo._agent import AGENT_NAME, HRAgent, Reply, split_chunks
+from proctor.demo._embabel import EmbabelChat
 from proctor.demo._graph import GraphSink
 from proctor.demo._http import read_json
 from proctor.demo._lobu import LobuGateway
@@ -77,6 +78,7 @@ class DemoServer:
             Route("/api/sessions/{session_id}", self.close_session, methods=["DELETE"]),
             Route("/api/sessions/{session_id}/messages", self.post_message, methods=["POST"]),
             Route("/api/sessions/{session_id}/object-context", self.object_context, methods=["GET"]),
+            *EmbabelChat(self).routes(),
             *lobu,
             Mount("/lobu", routes=lobu),  # newer Lobu CLIs put the agent API under /lobu
         ]

@@ -17,6 +17,8 @@ __all__ = ["RESULTS_VERSION", "CaseResult", "RunResult", "TrialResult"]
 
 RESULTS_VERSION = 1
 """Version of the results JSON format."""
+TRIAL_STATUSES = ("passed", "failed", "error", "inconclusive", "skipped")
+"""Every trial (and case) status."""
 
 
 @dataclass(slots=True)
@@ -28,7 +30,8 @@ class TrialResult:
     trial: int
     """1-based trial number."""
     status: str
-    """`passed`, `failed` or `error`."""
+    """`passed`, `failed`, `error`, `inconclusive` (the simulated user, not the agent, misbehaved) or
+    `skipped` (e.g. no simulator model configured)."""
     score: float | None
     """0..1, or `None` when nothing was scored."""
     turns: list[Message] = field(default_factory=list)
@@ -51,6 +54,10 @@ class TrialResult:
     """The error's class when the conversation failed, e.g. `TargetUnreachable` or `TargetTimeout`."""
     agent_cost_usd: float | None = None
     """What the agent's tokens cost, when the evaluated model's price is known."""
+    reason: str | None = None
+    """Why a trial is `skipped` or `inconclusive` (in the JSON only when set)."""
+    simulation: dict[str, Any] | None = None
+    """A simulated-user trial's arms (transcripts, checks, composite components) and their difference."""
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -113,6 +120,8 @@ class TrialResult:
             "trace_ids": self.trace_ids,
             "turns": [m.to_dict() for m in self.turns],
             "checks": [c.to_dict() for c in self.checks],
+            **({"reason": self.reason} if self.reason is not None else {}),
+            **({"simulation": self.simulation} if self.simulation is not None else {}),
         }
 
     @classmethod
@@ -145,6 +154,8 @@ class TrialResult:
             trace_ids=list(data.get("trace_ids") or []),
             error_type=data.get("error_type"),
             agent_cost_usd=((data.get("costs") or {}).get("agent") or {}).get("cost_usd"),
+            reason=data.get("reason"),
+            simulation=data.get("simulation"),
         )
 
 
@@ -193,7 +204,9 @@ class CaseResult:
             "min_pass_rate": self.min_pass_rate,
             "avg_score": _round(sum(scores) / len(scores)) if scores else None,
             "trial_counts": {
-                status: sum(1 for t in trials if t.status == status) for status in ("passed", "failed", "error")
+                status: n
+                for status in TRIAL_STATUSES
+                if (n := sum(1 for t in trials if t.status == status)) or status in ("passed", "failed", "error")
             },
             "latency_ms": {"p50": _round(p50, 3), "p95": _round(p95, 3)},
             "tokens": usage.to_dict(),
@@ -259,7 +272,9 @@ class RunResult:
         count = len(cases)
         passed = sum(1 for c in cases if c["status"] == "passed")
         failed = sum(1 for c in cases if c["status"] == "failed")
-        errored = count - passed - failed
+        errored = sum(1 for c in cases if c["status"] == "error")
+        inconclusive = sum(1 for c in cases if c["status"] == "inconclusive")
+        skipped = sum(1 for c in cases if c["status"] == "skipped")
         trials = [t for c in cases for t in c["trials"]]
         return {
             "version": RESULTS_VERSION,
@@ -277,6 +292,8 @@ class RunResult:
                 "passed": passed,
                 "failed": failed,
                 "errored": errored,
+                **({"inconclusive": inconclusive} if inconclusive else {}),
+                **({"skipped": skipped} if skipped else {}),
                 "pass_rate": round(passed / count, 6) if count else None,
                 "trials": {
                     "planned": self.planned_trials,
@@ -284,6 +301,11 @@ class RunResult:
                     "passed": sum(1 for t in trials if t["status"] == "passed"),
                     "failed": sum(1 for t in trials if t["status"] == "failed"),
                     "errored": sum(1 for t in trials if t["status"] == "error"),
+                    **{
+                        status: n
+                        for status in ("inconclusive", "skipped")
+                        if (n := sum(1 for t in trials if t["status"] == status))
+                    },
                 },
                 "checks": {
                     status: sum(1 for t in trials for c in t["checks"] if c["status"] == status)

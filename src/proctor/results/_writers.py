@@ -83,6 +83,10 @@ def write_junit(path: Path, run: dict[str, Any]) -> None:
                     ET.SubElement(
                         test, "failure", message=f"score {trial['score']} below threshold", type="failure"
                     ).text = detail
+                elif trial["status"] in ("skipped", "inconclusive"):  # neither the agent's failure nor a pass
+                    counts["skipped"] += 1
+                    reason = f"{trial['status']}: {trial.get('reason') or ''}".rstrip(": ")
+                    ET.SubElement(test, "skipped", message=reason)
                 for warning in trial["warnings"]:
                     ET.SubElement(test, "system-out").text = f"warning: {warning}"
         for key, value in counts.items():

@@ -12,9 +12,22 @@ from proctor.suite._model import (
     SuiteFileSpec,
     TurnSpec,
 )
+from proctor.suite._simulate import (
+    DEFAULT_GREETINGS,
+    DEFAULT_SIGNOFF,
+    Arm,
+    CompositeWeights,
+    PersonaSpec,
+    SeedMessage,
+    SeedSpec,
+    SimulatedTask,
+    SimulateScoring,
+    SimulateSpec,
+)
 from proctor.suite._state import Isolation, SetupSpec, SetupStep, StateSpec, split_statements
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._targets import (
+    EmbabelTargetSpec,
     HttpObjectContextSpec,
     HttpRequestSpec,
     HttpSessionSpec,
@@ -27,14 +40,19 @@ from proctor.suite._targets import (
 )
 
 __all__ = [
+    "DEFAULT_GREETINGS",
+    "DEFAULT_SIGNOFF",
     "DEFAULT_TIMEOUT",
     "DEFAULT_TRIALS",
     "ArgStrategy",
+    "Arm",
     "AssertionOptions",
     "AssertionSpec",
     "Case",
     "CaseSpec",
     "CheckCatalog",
+    "CompositeWeights",
+    "EmbabelTargetSpec",
     "HttpObjectContextSpec",
     "HttpRequestSpec",
     "HttpSessionSpec",
@@ -45,11 +63,17 @@ __all__ = [
     "LobuTargetSpec",
     "MatchingSpec",
     "OpenAITargetSpec",
+    "PersonaSpec",
     "PythonTargetSpec",
     "Rubric",
     "ScoringSpec",
+    "SeedMessage",
+    "SeedSpec",
     "SetupSpec",
     "SetupStep",
+    "SimulateScoring",
+    "SimulateSpec",
+    "SimulatedTask",
     "StateSpec",
     "Suite",
     "SuiteFileSpec",

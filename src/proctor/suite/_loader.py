@@ -19,9 +19,11 @@ from ruamel.yaml.error import MarkedYAMLError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
+from proctor.suite.formats.embabel import embabel_to_suite, is_embabel_job, moved_location
 from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
@@ -110,6 +112,8 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         return load_watsonx_file(path, text, checks)
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
+        if is_embabel_job(fast):
+            fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
             return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {})
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError):
@@ -132,6 +136,10 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     positions: dict[Loc, tuple[int, int]] = {}
     key_positions: dict[Loc, tuple[int, int]] = {}
     data = _plain(document, (), positions, key_positions)
+    if is_embabel_job(data):
+        data = embabel_to_suite(data, path.stem)
+        positions = {moved_location(loc): at for loc, at in positions.items()}
+        key_positions = {moved_location(loc): at for loc, at in key_positions.items()}
     try:
         spec = SuiteFileSpec.model_validate(data, context={"checks": checks})
     except ValidationError as exc:
@@ -238,7 +246,7 @@ def _message(error: ErrorDetails) -> str:
         expected = error.get("ctx", {}).get("expected_tags", "")
         return f"unknown target type {error.get('ctx', {}).get('tag')!r}; expected one of {expected}"
     if kind == "union_tag_not_found":
-        return "a target mapping needs a 'type' (openai, http, lobu, python)"
+        return "a target mapping needs a 'type' (openai, http, lobu, python, embabel)"
     short = repr(found)
     if len(short) > 60:
         short = short[:57] + "..."
@@ -318,6 +326,16 @@ def _state(
     return spec.model_copy(update=update) if update else spec
 
 
+def _simulate(spec: SimulateSpec | None, path: Path) -> SimulateSpec | None:
+    """The `simulate:` block with a `prompt` file read (relative to the suite file)."""
+    if spec is None or spec.prompt is None or "\n" in spec.prompt:
+        return spec
+    prompt_path = path.parent / spec.prompt
+    if prompt_path.is_file():
+        return spec.model_copy(update={"prompt": prompt_path.read_text(encoding="utf-8")})
+    return spec
+
+
 def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]]) -> Suite:
     """Apply file-level defaults to each case and read rubric files."""
     name = spec.name or path.stem
@@ -341,6 +359,11 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
             issues.append(SuiteIssue(str(path), line, col, _format_loc((*loc, index)), message))
         return steps
 
+    seeds = [*spec.seeds, *(seed for case in spec.cases or [] for seed in case.seeds)]
+    problem = unsupported_seeds(spec.target, seeds)
+    if problem is not None:
+        line, col = positions.get(("seeds",), (None, None))
+        issues.append(SuiteIssue(str(path), line, col, "seeds", problem))
     file_rubric = rubric(spec.rubric, ("rubric",))
     file_setups = setups(spec.setups, ("setups",))
     state = _state(spec.state, path, setups)
@@ -348,8 +371,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
     else:
-        assert spec.turns is not None  # guaranteed by SuiteFileSpec's validator
-        case_specs = [(CaseSpec(name=name, turns=spec.turns), ())]
+        case_specs = [(CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate), ())]
     cases = []
     for case, loc in case_specs:
         is_single = spec.cases is None
@@ -377,6 +399,10 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 ),
                 setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
                 state=state,
+                simulate=_simulate(case.simulate, path),
+                simulator=spec.simulator,
+                seeds=(*spec.seeds, *case.seeds),
+                seed_session=case.seed_session if case.seeds else spec.seed_session,
             )
         )
     if issues:

@@ -8,7 +8,7 @@ hold several cases under `cases:`, with file-level values (`trials`, `timeout`, 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from proctor.suite._journey import JourneySpec
+from proctor.suite._simulate import SeedSpec, SimulateSpec
 from proctor.suite._state import SetupSpec, StateSpec, shorthand_assertion
 from proctor.suite._targets import TargetSpec, parse_target_string
 
@@ -186,6 +187,12 @@ class _CaseFields(_Strict):
     """Embabel's name for conversation checks: entries are added to `assert` (e.g. `{cypher, expected}`)."""
     setups: list[SetupSpec] = Field(default_factory=list)
     """Cypher run before each trial in a clean graph (file-level setups run first)."""
+    simulate: SimulateSpec | None = None
+    """A simulated user plays the conversation (after the scripted `turns`, if any)."""
+    seeds: list[SeedSpec] = Field(default_factory=list)
+    """Memory seeds delivered before each conversation (file-level seeds come first)."""
+    seed_session: Literal["prior", "same"] = "prior"
+    """Where conversation seeds are replayed: a `prior` session of their own, or the `same` session."""
 
     @field_validator("assert_", "assertions")
     @classmethod
@@ -198,8 +205,14 @@ class CaseSpec(_CaseFields):
 
     name: str  # required here, optional at file level
     """Case name, unique within the file (used in reports and `--case`)."""
-    turns: list[TurnSpec] = Field(min_length=1)
-    """The conversation: user messages in order."""
+    turns: list[TurnSpec] = Field(default_factory=list)
+    """The conversation: user messages in order (may be empty when the case has `simulate:`)."""
+
+    @model_validator(mode="after")
+    def _turns_or_simulate(self) -> CaseSpec:
+        if not self.turns and self.simulate is None:
+            raise ValueError(f"case {self.name!r} needs 'turns' or 'simulate'")
+        return self
 
 
 class SuiteFileSpec(_CaseFields):
@@ -217,6 +230,8 @@ class SuiteFileSpec(_CaseFields):
     """The judge model for LLM-judged checks."""
     state: StateSpec | None = None
     """The agent's knowledge graph and trial isolation; default: an embedded FalkorDB when a case needs one."""
+    simulator: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+/.+$")
+    """The model (`provider/model`) that plays simulated users; default the judge model."""
 
     @field_validator("target", mode="before")
     @classmethod
@@ -230,11 +245,12 @@ class SuiteFileSpec(_CaseFields):
 
     @model_validator(mode="after")
     def _turns_or_cases(self) -> SuiteFileSpec:
-        if self.turns is None and self.cases is None:
-            raise ValueError("a suite needs 'turns' (one case) or 'cases' (several); found neither")
+        single = self.turns is not None or (self.simulate is not None and self.cases is None)
+        if not single and self.cases is None:
+            raise ValueError("a suite needs 'turns' or 'simulate' (one case) or 'cases' (several); found neither")
         if self.turns is not None and self.cases is not None:
             raise ValueError("a suite has either 'turns' (one case) or 'cases', not both")
-        if self.turns is not None and not self.name:
+        if single and not self.name:
             raise ValueError("a single-case suite needs a 'name'")
         if self.cases is not None:
             seen: set[str] = set()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.suite._model import AssertionSpec, JudgeSpec, ScoringSpec, TurnSpec
+from proctor.suite._simulate import SeedSpec, SimulateSpec
 from proctor.suite._state import SetupStep, StateSpec
 from proctor.suite._targets import TargetSpec
 
@@ -64,6 +65,14 @@ class Case:
     """Cypher statements run before each trial in a clean graph (Embabel's `setups`)."""
     state: StateSpec | None = None
     """The suite's graph settings; `None` means an embedded FalkorDB when the case needs a graph."""
+    simulate: SimulateSpec | None = None
+    """A simulated user that plays the conversation after the scripted turns (if any)."""
+    simulator: str | None = None
+    """The suite's simulator model (`provider/model`), if it names one."""
+    seeds: tuple[SeedSpec, ...] = ()
+    """Memory seeds delivered before each conversation (Embabel's `seeds`)."""
+    seed_session: str = "prior"
+    """`prior` (conversation seeds in a session of their own) or `same` (in the evaluated session)."""
 
     @property
     def check_count(self) -> int:

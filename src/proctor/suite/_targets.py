@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
 __all__ = [
+    "EmbabelTargetSpec",
     "HttpObjectContextSpec",
     "HttpRequestSpec",
     "HttpSessionSpec",
@@ -111,6 +112,8 @@ class HttpTargetSpec(_Spec):
     """The `user` template variable."""
     object_context: HttpObjectContextSpec | None = None
     """The request that fetches the agent's object context after the conversation."""
+    ingest: HttpRequestSpec | None = None
+    """The request that delivers a text seed before the conversation (template variable `text`)."""
 
 
 class LobuTargetSpec(_Spec):
@@ -139,10 +142,40 @@ class PythonTargetSpec(_Spec):
     object_context: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
     """`module:function` returning the agent's object context after the conversation; it gets the
     conversation (`{role, content}` dicts) and, when it has a `context` parameter, the `SessionContext`."""
+    seed: str | None = Field(default=None, pattern=r"^[\w.]+:[\w.]+$")
+    """`module:function` (sync or async) that takes a text seed before the conversation (`text`, and the
+    `SessionContext` as `context` when it has that parameter)."""
+
+
+class EmbabelTargetSpec(_Spec):
+    """An agent speaking Embabel's chat protocol (sessions, messages with events, object contexts).
+
+    Example:
+        ```yaml
+        target: {type: embabel, base_url: http://localhost:8081, user: test-user, chatbot: my-agent}
+        ```
+    """
+
+    type: Literal["embabel"] = "embabel"
+    base_url: HttpUrl = HttpUrl("http://localhost:8081")
+    """The agent service (Embabel's default `http://localhost:8081`)."""
+    user: str = "proctor"
+    """The user the sessions are created for (the job's `target.user`)."""
+    chatbot: str = "agent"
+    """The chatbot to talk to (the job's `target.chatbot`)."""
+    attempts: int = Field(default=4, ge=1)
+    """Attempts per agent call (Embabel: 4); every failed attempt counts in the failure penalty."""
+    backoff: float = Field(default=0.1, ge=0)
+    """Seconds between attempts (Embabel: 100 ms)."""
+    ingest_url: str | None = None
+    """Where text seeds are posted (`{text, user, chatbot}`) before a conversation; none: text seeds are a
+    load error."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra request headers; `${VAR}` is replaced from the environment."""
 
 
 TargetSpec = Annotated[
-    OpenAITargetSpec | HttpTargetSpec | LobuTargetSpec | PythonTargetSpec,
+    OpenAITargetSpec | HttpTargetSpec | LobuTargetSpec | PythonTargetSpec | EmbabelTargetSpec,
     Field(discriminator="type"),
 ]
 """Any target specification, chosen by its `type`."""
@@ -152,7 +185,7 @@ def parse_target_string(value: str) -> dict[str, Any]:
     """Turn a short target string into a target specification dict.
 
     `http(s)://...` means an OpenAI-compatible server at that base URL; `python:mod:fn` a callable;
-    `lobu:URL` a Lobu gateway; `openai:URL` is explicit.
+    `lobu:URL` a Lobu gateway; `embabel:URL` an Embabel-protocol agent; `openai:URL` is explicit.
 
     Args:
         value: The string from `--target` or a suite's `target:`.
@@ -172,7 +205,9 @@ def parse_target_string(value: str) -> dict[str, Any]:
         return {"type": "python", "callable": rest}
     if kind == "lobu":
         return {"type": "lobu", "gateway": rest or None}
+    if kind == "embabel":
+        return {"type": "embabel", **({"base_url": rest} if rest else {})}
     raise ValueError(
         f"cannot read target {value!r}: expected a base URL (http://host:port/v1), "
-        "'python:module:function', 'lobu:URL' or a mapping with a 'type'"
+        "'python:module:function', 'lobu:URL', 'embabel:URL' or a mapping with a 'type'"
     )

@@ -173,6 +173,7 @@ class HttpTarget:
             if context_spec is not None
             else None
         )
+        self._ingest = _Request.compile(spec.ingest, templates, "ingest") if spec.ingest is not None else None
         self._retry = retry
         self._client = build_client(max_connections=max_connections)
 
@@ -201,6 +202,27 @@ class HttpTarget:
                     )
                 session.session_id = str(found[0].value)
         return session
+
+    async def ingest(self, text: str, context: SessionContext) -> int:
+        """Send the `ingest` request for a text seed; returns the retries it took.
+
+        Raises:
+            proctor.errors.ConfigError: The spec has no `ingest` request.
+            proctor.errors.TargetError: The request failed.
+        """
+        if self._ingest is None:
+            raise ConfigError(f"{self.name}: text seeds need an 'ingest' request")
+        variables = {
+            **context.variables,
+            "text": text,
+            "user": self.spec.user,
+            "model": context.model,
+            "trial": context.trial,
+            "case": context.case,
+            "env": os.environ,
+        }
+        _, retries = await self._send(self._ingest, variables, context.timeout, self._retry)
+        return retries
 
     async def aclose(self) -> None:
         """Close the connection pool."""

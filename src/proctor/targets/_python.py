@@ -107,6 +107,8 @@ class PythonTarget:
         self.wants_context = _accepts_context(self.function)
         self.context_function = load_callable(spec.object_context) if spec.object_context else None
         """The `object_context` callable, if the spec names one."""
+        self.seed_function = load_callable(spec.seed) if spec.seed else None
+        """The `seed` hook, if the spec names one."""
 
     async def open_session(self, context: SessionContext) -> PythonSession:
         """Start a conversation.
@@ -118,6 +120,29 @@ class PythonTarget:
             A new session.
         """
         return PythonSession(self, context)
+
+    async def ingest(self, text: str, context: SessionContext) -> int:
+        """Pass a text seed to the spec's `seed` hook; returns 0 (nothing is retried in process).
+
+        Raises:
+            proctor.errors.ConfigError: The spec names no `seed` hook.
+            proctor.errors.TargetError: The hook raised.
+        """
+        function = self.seed_function
+        if function is None:
+            raise ConfigError(f"{self.name}: text seeds need a 'seed' hook")
+        if _accepts_context(function):
+            function = functools.partial(function, context=context)
+        try:
+            if _is_async(function):
+                result = await function(text)
+            else:
+                result = await anyio.to_thread.run_sync(function, text, abandon_on_cancel=True)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            raise TargetError(f"{self.spec.seed} raised {type(exc).__name__}: {exc}") from exc
+        return 0
 
     async def aclose(self) -> None:
         """Nothing to release."""

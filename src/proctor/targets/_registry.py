@@ -143,6 +143,7 @@ _BUILTINS: dict[str, TargetFactory] = {
     "http": _builtin("proctor.targets._http", "HttpTarget"),
     "lobu": _builtin("proctor.targets._lobu", "LobuTarget"),
     "python": _builtin("proctor.targets._python", "PythonTarget"),
+    "embabel": _builtin("proctor.targets._embabel", "EmbabelTarget"),
 }
 for _name, _factory in _BUILTINS.items():
     register_target(_name, _factory)

@@ -10,8 +10,10 @@ user to play.
 
 The matching options come from a watsonx test configuration beside the datasets (`config.yaml` or
 `config.yml`; its `similarity_threshold` and `enable_fuzzy_matching`, plus Proctor's `case_insensitive`,
-`ignore_list_order` and `numeric_strings`; other keys are watsonx's and ignored). In a directory that
-holds datasets, that file is configuration, not a suite.
+`ignore_list_order` and `numeric_strings`; other keys are watsonx's and ignored). With Proctor's
+`simulate: true` there, each dataset's story is played by a simulated user instead (it opens with the
+`starting_sentence`; `max_user_turns` bounds it; arm `supplied` only), the journey check still applies. In
+a directory that holds datasets, that file is configuration, not a suite.
 
 Problems are reported with the file, the JSON path, and the line and column.
 """
@@ -30,6 +32,7 @@ from pydantic_core import ErrorDetails
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import Goal, JourneySpec, MatchingSpec, goal_graph_problems
 from proctor.suite._model import AssertionSpec, CheckCatalog, TurnSpec
+from proctor.suite._simulate import SimulateSpec
 from proctor.suite._suite import Case, Suite
 
 __all__ = [
@@ -126,6 +129,10 @@ def _read_config(path: str, mtime_ns: int) -> tuple[dict[str, Any], list[SuiteIs
         MatchingSpec.model_validate(options)
     except ValidationError as exc:
         return {}, [SuiteIssue(path, None, None, _format_loc(tuple(e["loc"])), _message(e)) for e in exc.errors()]
+    if "simulate" in data:  # Proctor's: play each dataset's story with a simulated user
+        if not isinstance(data["simulate"], bool):
+            return {}, [SuiteIssue(path, None, None, "simulate", "'simulate' must be true or false")]
+        options["simulate"] = data["simulate"]
     return options, []
 
 
@@ -161,6 +168,7 @@ def load_watsonx_file(path: Path, text: str, checks: CheckCatalog | None = None)
         issues += [_located(name, loc, message, positions, data) for loc, message in problems]
     if issues:
         raise SuiteError(issues)
+    simulate = config.pop("simulate", False)
     journey = JourneySpec(goals=dataset.goals, goal_details=dataset.goal_details, **config)
     try:
         check = AssertionSpec.model_validate(
@@ -180,11 +188,18 @@ def load_watsonx_file(path: Path, text: str, checks: CheckCatalog | None = None)
         metadata["max_user_turns"] = dataset.max_user_turns
     if dataset.model_extra:
         metadata["extra"] = dict(dataset.model_extra)
+    story = None
+    if simulate:  # the simulated user opens with the starting sentence and follows the story
+        max_turns = 2 * dataset.max_user_turns if dataset.max_user_turns else 20
+        story = SimulateSpec(
+            story=dataset.story, starting_sentence=dataset.starting_sentence, arms=["supplied"], max_turns=max_turns
+        )
     case = Case(
         name=path.stem,
         file=path,
         suite=path.stem,
-        turns=(TurnSpec(content=dataset.starting_sentence),),
+        turns=() if simulate else (TurnSpec(content=dataset.starting_sentence),),
+        simulate=story,
         tags=tuple(dict.fromkeys(t for t in (FORMAT, dataset.agent) if t)),
         description=dataset.story or None,
         assert_=(check,),
