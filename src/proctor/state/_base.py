@@ -11,6 +11,7 @@ import datetime as _dt
 import logging
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -133,7 +134,7 @@ def plain(value: Any, special: Callable[[Any], Any] | None = None) -> Any:
     return value
 
 
-class BlockingGraph:
+class BlockingGraph(ABC):
     """Base of the backends' graphs: runs a blocking client's query in a worker thread, with a timeout.
 
     Subclasses implement `_execute` (one statement, blocking) and `_drop` (for graphs owned by a trial).
@@ -199,8 +200,10 @@ class BlockingGraph:
     async def _wipe(self) -> None:
         await self.run("MATCH (n) DETACH DELETE n")
 
+    @abstractmethod
     def _execute(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """Run one statement (blocking; called in a worker thread) and return its rows."""
 
+    @abstractmethod
     def _drop(self) -> None:
-        raise NotImplementedError
+        """Delete the graph (blocking); only called for graphs owned by one trial."""
