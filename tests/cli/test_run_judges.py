@@ -27,6 +27,16 @@ turns:
       - {type: relevance}
 """
 POINTWISE = json.dumps({"reason": "On topic.", "score": 0.9})
+# One answer every judge here can parse: pointwise {reason, score}, llm-rubric also reads `pass`, the rubric
+# reads `criteria`.
+ANY_VERDICT = json.dumps(
+    {
+        "reason": "Fine.",
+        "pass": True,
+        "score": 0.9,
+        "criteria": [{"name": "Polite", "passed": True, "explanation": "yes"}],
+    }
+)
 
 
 def judged_run(tmp_path: Path, *extra: str) -> Any:
@@ -57,18 +67,7 @@ def verdicts(model_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 
 
 def test_judged_run_scores_costs_and_cache(verdicts: Any, tmp_path: Path) -> None:
-    # One shape satisfies every judge here: pointwise {reason, score}; llm-rubric also needs `pass`, and the
-    # rubric needs `criteria`, so the default reply carries all the fields each verdict type reads.
-    verdicts.default = Reply(
-        json.dumps(
-            {
-                "reason": "Fine.",
-                "pass": True,
-                "score": 0.9,
-                "criteria": [{"name": "Polite", "passed": True, "explanation": "yes"}],
-            }
-        )
-    )
+    verdicts.default = Reply(ANY_VERDICT)
     first = judged_run(tmp_path)
     assert first.exit_code == 0, first.output
     summary = json.loads(first.stdout)
@@ -105,16 +104,7 @@ def test_judge_failure_is_an_error_and_the_trial_is_error(verdicts: Any, tmp_pat
 
 
 def test_budget_stops_new_trials_and_exits_3(verdicts: Any, tmp_path: Path) -> None:
-    verdicts.default = Reply(
-        json.dumps(
-            {
-                "reason": "Fine.",
-                "pass": True,
-                "score": 0.9,
-                "criteria": [{"name": "P", "passed": True, "explanation": "y"}],
-            }
-        )
-    )
+    verdicts.default = Reply(ANY_VERDICT)
     result = judged_run(tmp_path, "--budget", "0.0001", "--concurrency", "1", "--trials", "3")
     assert result.exit_code == 3, result.output
     summary = json.loads(result.stdout)
@@ -124,14 +114,7 @@ def test_budget_stops_new_trials_and_exits_3(verdicts: Any, tmp_path: Path) -> N
 
 def test_judges_of_a_trial_run_in_parallel(verdicts: Any, tmp_path: Path) -> None:
     verdicts.default = Reply(
-        json.dumps(
-            {
-                "reason": "Fine.",
-                "pass": True,
-                "score": 0.9,
-                "criteria": [{"name": "P", "passed": True, "explanation": "y"}],
-            }
-        ),
+        ANY_VERDICT,
         delay=0.2,
     )
     result = judged_run(tmp_path, "--trials", "1", "--no-cache")
@@ -141,14 +124,7 @@ def test_judges_of_a_trial_run_in_parallel(verdicts: Any, tmp_path: Path) -> Non
 
 def test_judge_concurrency_limit_is_honoured(verdicts: Any, tmp_path: Path) -> None:
     verdicts.default = Reply(
-        json.dumps(
-            {
-                "reason": "Fine.",
-                "pass": True,
-                "score": 0.9,
-                "criteria": [{"name": "P", "passed": True, "explanation": "y"}],
-            }
-        ),
+        ANY_VERDICT,
         delay=0.1,
     )
     result = judged_run(tmp_path, "--trials", "4", "--no-cache", "--judge-concurrency", "2")
