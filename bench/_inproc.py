@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.checks import registry
-from proctor.runner import RunOptions, run_sync
+from proctor.run import RunOptions, run_sync
 from proctor.suite import load_suites, parse_target_string
 
 CONCURRENCY = 16

@@ -153,7 +153,7 @@ def measure(workload: str, variant: str, suite_dir: Path, target: str, results_d
     import anyio
 
     from proctor.checks import registry
-    from proctor.runner import RunOptions, RunOutcome, run, run_sync
+    from proctor.run import RunOptions, RunOutcome, run, run_sync
     from proctor.suite import load_suites, parse_target_string
 
     if variant == "sniffio":

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from proctor._rescore import rescore_sync
 from proctor.checks import registry
 from proctor.errors import ConfigError
 from proctor.results import HistoryStore
-from proctor.runner import RunOptions, run_sync
+from proctor.run import RunOptions, rescore_sync, run_sync
 from proctor.suite import load_suites
 
 SUITE = """\

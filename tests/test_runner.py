@@ -9,7 +9,7 @@ from helpers import agents
 from proctor.checks import registry
 from proctor.checks._judging import NO_JUDGE_HINT
 from proctor.errors import ConfigError
-from proctor.runner import RunOptions, filter_cases, run_sync
+from proctor.run import RunOptions, filter_cases, run_sync
 from proctor.suite import load_suites
 
 MEMORY_SUITE = """\

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from proctor._simulated import run_simulated_trial
 from proctor.checks import registry
 from proctor.checks._judging import Judge
 from proctor.cli._console import EXIT_INCONCLUSIVE, EXIT_PASSED, exit_code
 from proctor.drivers.simulator import NO_SIMULATOR_HINT, Simulator, fact_mentioned
 from proctor.models import ModelSettings, get_model
-from proctor.runner import RunOptions, run_sync
+from proctor.run import RunOptions, run_sync
+from proctor.run.arms import run_simulated_trial
 from proctor.scoring import case_outcome, composite_score, timing_score
 from proctor.suite import Case, SimulateSpec, load_suite_file, load_suites
 from proctor.targets import SessionContext, build_target
@@ -291,8 +291,8 @@ async def test_scripted_turns_come_first_with_their_checks(model_server: Any) ->
 
 @pytest.mark.anyio
 async def test_rescore_keeps_simulated_trials_as_recorded() -> None:
-    from proctor._rescore import _rescore_trial
     from proctor.results import TrialResult
+    from proctor.run.rescore import _rescore_trial
 
     case = case_with(SPEC)
     stored = TrialResult("sim.yaml::sim", 1, "passed", 0.9, simulation={"arms": {}}, warnings=[])
@@ -302,7 +302,7 @@ async def test_rescore_keeps_simulated_trials_as_recorded() -> None:
 
 @pytest.mark.anyio
 async def test_scripted_cases_replay_conversation_seeds_in_the_same_session(model_server: Any) -> None:
-    from proctor._trial import run_trial
+    from proctor.run.trial import run_trial
     from proctor.suite import SeedSpec, TurnSpec
 
     agent = model_server.script(default=Reply("Noted."))

@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time names load on first use
-    from proctor import checks
+    from proctor import checks, run
     from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, register_check
     from proctor.errors import (
         BudgetExceeded,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time names load
     )
     from proctor.recorded import AgentData, AgentDataset, AgentScorers
     from proctor.results import CaseResult, RunResult, TrialResult
-    from proctor.runner import RunObserver, RunOptions, RunOutcome, filter_cases, run, run_sync
+    from proctor.run import RunObserver, RunOptions, RunOutcome, filter_cases, run_sync
     from proctor.suite import Case, Suite, load_suite_file, load_suites
     from proctor.targets import Session, SessionContext, Target, build_target, register_target
     from proctor.transcript import AgentReply, Message, ToolCall, Usage
@@ -61,9 +61,9 @@ _LAZY = {
     "Message": "proctor.transcript",
     "Outcome": "proctor.checks",
     "ProctorError": "proctor.errors",
-    "RunObserver": "proctor.runner",
-    "RunOptions": "proctor.runner",
-    "RunOutcome": "proctor.runner",
+    "RunObserver": "proctor.run",
+    "RunOptions": "proctor.run",
+    "RunOutcome": "proctor.run",
     "RunResult": "proctor.results",
     "Session": "proctor.targets",
     "SessionContext": "proctor.targets",
@@ -80,21 +80,25 @@ _LAZY = {
     "Usage": "proctor.transcript",
     "build_target": "proctor.targets",
     "checks": "proctor.checks",
-    "filter_cases": "proctor.runner",
+    "filter_cases": "proctor.run",
     "load_suite_file": "proctor.suite",
     "load_suites": "proctor.suite",
     "register_check": "proctor.checks",
     "register_target": "proctor.targets",
-    "run": "proctor.runner",
-    "run_sync": "proctor.runner",
+    "run": "proctor.run",
+    "run_sync": "proctor.run",
 }
+
+
+_PACKAGES = frozenset({"checks", "run"})
+"""Names that are subpackages (the package itself is the value)."""
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'proctor' has no attribute {name!r}")
-    value = importlib.import_module(module) if name == "checks" else getattr(importlib.import_module(module), name)
+    value = importlib.import_module(module) if name in _PACKAGES else getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -30,15 +30,18 @@ __all__ = [
     "Composite",
     "TrialScore",
     "VerdictBand",
+    "arm_status",
     "blend_confidence",
     "case_outcome",
     "composite_score",
+    "early_exit",
     "mean_score",
     "pass_hat_k",
     "percentile",
     "score_trial",
     "timing_score",
     "verdict_band",
+    "weighted_score",
 ]
 
 RUBRIC_SHARE = 0.5
@@ -64,7 +67,8 @@ class TrialScore:
     """Things a reader should know, e.g. that nothing was scored."""
 
 
-def _weighted(results: Iterable[CheckResult]) -> float | None:
+def weighted_score(results: Iterable[CheckResult]) -> float | None:
+    """The weighted mean score of the scored results (`error`/`skipped` left out); `None` when none scored."""
     total = weight = 0.0
     for result in results:
         if result.score is not None:
@@ -85,8 +89,8 @@ def score_trial(
     """
     errored = sum(1 for c in checks if c.status == "error")
     skipped = sum(1 for c in checks if c.status == "skipped")
-    assertions = _weighted(c for c in checks if c.type != "rubric")
-    rubric = _weighted(c for c in checks if c.type == "rubric")
+    assertions = weighted_score(c for c in checks if c.type != "rubric")
+    rubric = weighted_score(c for c in checks if c.type == "rubric")
     if assertions is not None and rubric is not None:
         score: float | None = (1 - RUBRIC_SHARE) * assertions + RUBRIC_SHARE * rubric
     else:
@@ -251,6 +255,33 @@ class Composite:
 
 def _round6(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
+
+
+def arm_status(
+    stop: str, composite: Composite, checks: Sequence[CheckResult], faults: Sequence[str], *, pass_threshold: float
+) -> tuple[str, list[str]]:
+    """A simulated arm's status from how its conversation ended, its checks and its composite score.
+
+    `error` when the agent failed (or a check could not run), `inconclusive` when the simulator
+    misbehaved (never the agent's failure), else `passed` when the composite reaches `pass_threshold`.
+
+    Returns:
+        The status and the warnings that go with it.
+    """
+    if stop == "error":
+        return "error", []
+    if faults or stop == "simulator_error":
+        return "inconclusive", []
+    if any(c.status == "error" for c in checks):
+        return "error", []
+    if composite.overall is None:
+        return "passed", ["nothing was scored (no timing target, tasks judged or assertions): passes unverified"]
+    return ("passed" if composite.overall >= pass_threshold else "failed"), []
+
+
+def early_exit(precheck_mean: float | None, threshold: float) -> bool:
+    """The Go Eval Agent's early exit: the prechecks' mean is strictly below the threshold (no judge runs)."""
+    return precheck_mean is not None and precheck_mean < threshold
 
 
 def timing_score(aspirational_ms: float | None, latencies_ms: Sequence[float]) -> float | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.checks import CheckContext, CheckResult, registry, run_check_now
 from proctor.checks._expression import ExpressionError, compile_expression, evaluate_expression
 from proctor.suite import AssertionSpec
 from proctor.transcript import Message, ToolCall
@@ -26,7 +26,7 @@ TRANSCRIPT = [
 def check(expression: str, object_context: Any = CONTEXT, **extra: Any) -> CheckResult:
     """Run the check as the runner does; the spec is built without load-time validation."""
     spec = AssertionSpec.model_validate({"expression": expression, **extra})
-    result = run_check(spec, CheckContext(None, None, TRANSCRIPT, "case", object_context=object_context))
+    result = run_check_now(spec, CheckContext(None, None, TRANSCRIPT, "case", object_context=object_context))
     assert isinstance(result, CheckResult)
     return result
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.checks import CheckContext, CheckResult, registry, run_check, run_check_now
 from proctor.suite import AssertionSpec
 from proctor.transcript import AgentReply
 
@@ -17,7 +17,7 @@ SCHEMA = {
 
 def check(kind: str, value: Any, text: str) -> CheckResult:
     spec = AssertionSpec.model_validate({"type": kind, "value": value}, context={"checks": registry})
-    result = run_check(spec, CheckContext(AgentReply(text), 1, [], "case"))
+    result = run_check_now(spec, CheckContext(AgentReply(text), 1, [], "case"))
     assert isinstance(result, CheckResult)
     return result
 
@@ -44,8 +44,8 @@ def test_json_schema_reports_the_failing_path() -> None:
 
 def test_latency() -> None:
     spec = AssertionSpec.model_validate({"type": "latency", "value": 300}, context={"checks": registry})
-    fast = run_check(spec, CheckContext(AgentReply("x", latency_ms=120.5), 0, [], "c"))
-    slow = run_check(spec, CheckContext(AgentReply("x", latency_ms=301.0), 0, [], "c"))
+    fast = run_check_now(spec, CheckContext(AgentReply("x", latency_ms=120.5), 0, [], "c"))
+    slow = run_check_now(spec, CheckContext(AgentReply("x", latency_ms=301.0), 0, [], "c"))
     assert isinstance(fast, CheckResult) and isinstance(slow, CheckResult)
     assert (fast.status, fast.reason) == ("passed", "expected reply to take at most 300 ms; it took 120.5 ms")
     assert slow.status == "failed"

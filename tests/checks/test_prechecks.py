@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.checks import CheckContext, CheckResult, registry, run_check_now
 from proctor.checks._prechecks import STOP_WORDS, format_score, length_score, overlap_score
 from proctor.suite import AssertionSpec
 from proctor.transcript import AgentReply, Message
@@ -59,7 +59,7 @@ def test_format_bands(answer: str, score: float) -> None:
 def check(kind: str, reply: str, query: str = QUERY, **options: float) -> CheckResult:
     spec = AssertionSpec.model_validate({"type": kind, "options": options}, context={"checks": registry})
     transcript = [Message("user", query), Message("assistant", reply)]
-    result = run_check(spec, CheckContext(AgentReply(reply), 0, transcript, "case"))
+    result = run_check_now(spec, CheckContext(AgentReply(reply), 0, transcript, "case"))
     assert isinstance(result, CheckResult)
     return result
 

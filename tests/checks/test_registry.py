@@ -5,7 +5,7 @@ import json
 import jsonschema
 import pytest
 
-from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, registry, run_check, suite_json_schema
+from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, registry, run_check_now, suite_json_schema
 from proctor.checks._registry import CheckRegistry
 from proctor.suite import AssertionSpec
 from proctor.transcript import AgentReply
@@ -36,7 +36,7 @@ def test_an_exception_inside_a_check_is_an_error_result_not_a_score() -> None:
     registry.register(CheckType("test-boom", "test", "raises", boom))
     try:
         spec = AssertionSpec(type="test-boom")
-        result = run_check(spec, CheckContext(AgentReply("x"), 0, [], "c"))
+        result = run_check_now(spec, CheckContext(AgentReply("x"), 0, [], "c"))
         assert isinstance(result, CheckResult)
         assert (result.status, result.score) == ("error", None)
         assert result.reason == "check could not run: KeyError: 'nope'"

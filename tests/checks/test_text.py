@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.checks import CheckContext, CheckResult, registry, run_check_now
 from proctor.suite import AssertionSpec
 from proctor.transcript import AgentReply, Message
 
@@ -14,7 +14,7 @@ def check(kind: str, value: Any, text: str, **options: Any) -> CheckResult:
         {"type": kind, "value": value, "options": options, "weight": 2}, context={"checks": registry}
     )
     reply = AgentReply(text=text, latency_ms=250.0)
-    result = run_check(spec, CheckContext(reply, 0, [Message("assistant", text)], "case"))
+    result = run_check_now(spec, CheckContext(reply, 0, [Message("assistant", text)], "case"))
     assert isinstance(result, CheckResult)
     return result
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from proctor.checks import registry
 from proctor.cli import app
-from proctor.runner import RunOptions, run_sync
+from proctor.run import RunOptions, run_sync
 from proctor.suite import load_suites
 
 runner = CliRunner()

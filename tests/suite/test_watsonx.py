@@ -11,7 +11,7 @@ import pytest
 
 from proctor.checks import registry
 from proctor.errors import SuiteError
-from proctor.runner import RunOptions, run_sync
+from proctor.run import RunOptions, run_sync
 from proctor.suite import JourneySpec, load_suite_file, load_suites
 
 # The watsonx ADK documentation's example dataset, byte for byte.

@@ -1,4 +1,4 @@
-"""Checks: every check type, a registry by name, and the one `CheckResult` shape."""
+"""Checks: every check type, a registry by name, the one `CheckResult` shape and the one check phase."""
 
 # importing the family modules registers the built-in checks
 from proctor.checks import (  # noqa: F401
@@ -14,6 +14,7 @@ from proctor.checks import (  # noqa: F401
     _tool_checks,
     _trajectory,
 )
+from proctor.checks._phase import Checklist, PhaseContext, check_transcript, check_transcript_now
 from proctor.checks._registry import (
     NEGATION_PREFIX,
     CheckContext,
@@ -25,7 +26,7 @@ from proctor.checks._registry import (
     registry,
 )
 from proctor.checks._result import CheckResult, CheckStatus
-from proctor.checks._run import run_check
+from proctor.checks._run import run_check, run_check_now
 from proctor.checks._schema import suite_json_schema
 
 __all__ = [
@@ -36,9 +37,14 @@ __all__ = [
     "CheckResult",
     "CheckStatus",
     "CheckType",
+    "Checklist",
     "Outcome",
+    "PhaseContext",
+    "check_transcript",
+    "check_transcript_now",
     "register_check",
     "registry",
     "run_check",
+    "run_check_now",
     "suite_json_schema",
 ]

@@ -26,7 +26,7 @@ from proctor.checks._arguments import values_equal
 from proctor.checks._judging import Judge, JudgeCall, judge_error, no_judge
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
-from proctor.recorded._data import FIELDS, AgentData, ToolCall, ToolResult, agent_data_from_transcript
+from proctor.agent_data import FIELDS, AgentData, ToolCall, ToolResult, agent_data_from_transcript
 from proctor.suite import AssertionSpec, MatchingSpec
 from proctor.transcript import Message
 

@@ -163,7 +163,7 @@ def _pointwise(kind: str, *, needs_context: bool) -> Any:
             spec.weight,
             f"judge: {verdict.reason} (score {verdict.score:.2f}, threshold {threshold:.2f})",
             turn,
-            {"judge": call.to_details(), "threshold": threshold},
+            {"judge": call.to_details(), "threshold": threshold, "judge_reason": verdict.reason},
         )
 
     return check

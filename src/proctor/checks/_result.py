@@ -35,6 +35,8 @@ class CheckResult:
     """0-based index of the turn checked; `None` for checks over the whole conversation."""
     details: dict[str, Any] = field(default_factory=dict)
     """Check-specific data (e.g. a judge's raw output)."""
+    duration_ns: int | None = field(default=None, compare=False)
+    """How long the check took (set by the check phase; not part of the results JSON)."""
 
     @property
     def scored(self) -> bool:

@@ -3,37 +3,55 @@
 from __future__ import annotations
 
 import inspect
+import traceback
 from collections.abc import Awaitable
 
 from proctor.checks._registry import CheckContext, CheckType, Outcome, registry
 from proctor.checks._result import CheckResult
 from proctor.suite import AssertionSpec
 
-__all__ = ["run_check"]
+__all__ = ["run_check", "run_check_now"]
 
 
-def run_check(spec: AssertionSpec, context: CheckContext) -> CheckResult | Awaitable[CheckResult]:
+async def run_check(spec: AssertionSpec, context: CheckContext) -> CheckResult:
     """Run `spec` on `context`.
 
-    Deterministic checks return a `CheckResult` directly (no event-loop hop on the hot path); checks
-    that call a model return an awaitable. An exception inside a check becomes an `error` result with
-    the exception's message: a check that could not run is never scored.
+    Deterministic checks finish without suspending (no event-loop hop on the hot path); checks that
+    call a model are awaited. An exception inside a check becomes an `error` result with the exception's
+    message (its traceback in `details`): a check that could not run is never scored.
     """
+    started = _start(spec, context)
+    if isinstance(started, CheckResult):
+        return started
+    try:
+        return await started
+    except Exception as exc:
+        return _error(spec, context, exc)
+
+
+def run_check_now(spec: AssertionSpec, context: CheckContext) -> CheckResult:
+    """Run a deterministic check synchronously (e.g. the service's prechecks, in a dry run).
+
+    A check that would call a model is an `error` here: it needs `run_check`.
+    """
+    started = _start(spec, context)
+    if isinstance(started, CheckResult):
+        return started
+    close = getattr(started, "close", None)
+    if close is not None:
+        close()  # never awaited: close it so it is not reported as such
+    return _error(spec, context, TypeError(f"{spec.type!r} calls a model: run it with run_check"))
+
+
+def _start(spec: AssertionSpec, context: CheckContext) -> CheckResult | Awaitable[CheckResult]:
     try:
         check, negated = registry.resolve(spec.type)
         produced = check.function(spec, context)
     except Exception as exc:  # failures are data: the run goes on
         return _error(spec, context, exc)
     if inspect.isawaitable(produced):
-        return _await(spec, context, produced)
+        return produced
     return _finish(spec, context, check, negated, produced)
-
-
-async def _await(spec: AssertionSpec, context: CheckContext, pending: Awaitable[CheckResult]) -> CheckResult:
-    try:
-        return await pending
-    except Exception as exc:
-        return _error(spec, context, exc)
 
 
 def _finish(
@@ -70,4 +88,5 @@ def _error(spec: AssertionSpec, context: CheckContext, exc: Exception) -> CheckR
         weight=spec.weight,
         reason=f"check could not run: {type(exc).__name__}: {exc}",
         turn=context.turn,
+        details={"traceback": "".join(traceback.format_exception(exc)).rstrip()},
     )

@@ -54,10 +54,9 @@ def rescore_command(
     verbose: bool = typer.Option(False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."),
 ) -> None:
     """Re-run checks over a stored run's transcripts (no agent calls) and record a new, linked run."""
-    from proctor._rescore import rescore_sync
     from proctor.cli._console import exit_code, print_results, summary_json
     from proctor.results import resolve_history_path
-    from proctor.runner import RunOptions
+    from proctor.run import RunOptions, rescore_sync
 
     path, stored = guard(lambda: resolve_run(run, history))
     if stored is not None and not path.is_file():

@@ -134,7 +134,7 @@ def run_command(
 ) -> None:
     """Run suites against an agent and report what it said and did."""
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
-    from proctor.runner import RunOptions, filter_cases, run_sync
+    from proctor.run import RunOptions, filter_cases, run_sync
 
     suites: Any = load_suites_or_exit(paths or [])
     gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection

@@ -1,6 +1,8 @@
-"""Who speaks for the user: scripted turns (the trial runner) and the simulated user (`simulator`).
+"""Who speaks for the user: the scripted user (`script`) and the simulated user (`simulator`).
 
-The simulator loads on first use, so importing `proctor.drivers` costs nothing.
+Each returns one `Conversation`; a simulated arm with scripted turns first is `play_script` followed by
+`Simulator.converse` on the same conversation. The simulator loads on first use, so importing
+`proctor.drivers` costs nothing.
 """
 
 from __future__ import annotations
@@ -9,17 +11,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from proctor.drivers.simulator import (
-        NO_SIMULATOR_HINT,
-        Conversation,
-        Simulator,
-        simulator_checks,
-    )
+    from proctor.drivers.conversation import Conversation, exchange
+    from proctor.drivers.script import play_script
+    from proctor.drivers.simulator import NO_SIMULATOR_HINT, Simulator, simulator_checks
 
 _LAZY = {
     "NO_SIMULATOR_HINT": "proctor.drivers.simulator",
-    "Conversation": "proctor.drivers.simulator",
+    "Conversation": "proctor.drivers.conversation",
     "Simulator": "proctor.drivers.simulator",
+    "exchange": "proctor.drivers.conversation",
+    "play_script": "proctor.drivers.script",
     "simulator_checks": "proctor.drivers.simulator",
 }
 
@@ -33,4 +34,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["NO_SIMULATOR_HINT", "Conversation", "Simulator", "simulator_checks"]
+__all__ = ["NO_SIMULATOR_HINT", "Conversation", "Simulator", "exchange", "play_script", "simulator_checks"]

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from proctor.errors import ProctorError, TargetTimeout
-from proctor.transcript import Message, Usage
+from proctor.drivers.conversation import Conversation, exchange
+from proctor.errors import ModelError, ProctorError
+from proctor.models import GenerateConfig
+from proctor.transcript import Message
 
 if TYPE_CHECKING:
     import jinja2
@@ -91,45 +89,6 @@ _STOP = frozenset(
     ]
 )
 
-Stop = Literal["signoff", "max_turns", "error", "simulator_error"]
-
-
-@dataclass(slots=True)
-class Conversation:
-    """One arm's simulated conversation."""
-
-    arm: str
-    """`withheld` or `supplied`."""
-    messages: list[Message] = field(default_factory=list)
-    """User and agent messages in order (the sign-off message last, when there was one)."""
-    stop: Stop = "max_turns"
-    """Why it ended: the sign-off, `max_turns` (aborted), an agent `error`, or a `simulator_error`."""
-    error: str | None = None
-    """The agent's or the simulator model's error, when there was one."""
-    error_type: str | None = None
-    """The error's class name."""
-    retries: int = 0
-    """Agent calls re-sent after retryable failures (each a failed attempt)."""
-    usage: Usage = field(default_factory=Usage)
-    """The agent's tokens."""
-    simulator_usage: Usage = field(default_factory=Usage)
-    """The simulator model's tokens."""
-    simulator_calls: int = 0
-    """Simulator model calls made."""
-    trace_ids: list[str] = field(default_factory=list)
-    """Trace ids the agent returned."""
-    opener: str = ""
-    """The first user message (a greeting or the starting sentence)."""
-    seed: int = 0
-    """The seed the greeting and the simulator's sampling used."""
-    first_simulated: int = 1
-    """Index of the first message the simulator wrote (after the opener or the scripted turns)."""
-
-    @property
-    def aborted(self) -> bool:
-        """Whether the conversation hit `max_turns` without the sign-off."""
-        return self.stop == "max_turns"
-
 
 class Simulator:
     """A model playing the user.
@@ -178,8 +137,6 @@ class Simulator:
         Raises:
             proctor.errors.ModelError: The simulator model could not answer.
         """
-        from proctor.models import GenerateConfig
-
         chat: list[dict[str, str]] = [
             {"role": "system", "content": self.system_prompt(spec, arm)},
             {"role": "user", "content": _KICKOFF},
@@ -199,7 +156,7 @@ class Simulator:
         *,
         seed: int,
         reply_timeout: float,
-        prefix: Sequence[Message] = (),
+        conversation: Conversation | None = None,
     ) -> Conversation:
         """Play one arm's conversation on `session` (the caller opens and closes it).
 
@@ -209,67 +166,52 @@ class Simulator:
             arm: `withheld` or `supplied`.
             seed: Picks the greeting and seeds the simulator's sampling.
             reply_timeout: Seconds the agent may take per reply.
-            prefix: Scripted turns already exchanged; the simulator then speaks first (no greeting).
+            conversation: Scripted turns already exchanged (`proctor.drivers.script`); the simulator then
+                goes on from them and speaks first (no greeting).
 
         Never raises for agent or simulator problems: they end the conversation with `stop` set to
         `error` or `simulator_error` and the reason in `error`.
         """
-        from proctor.errors import ModelError
-
         rng = random.Random(seed)
         opener = spec.starting_sentence or rng.choice(spec.greetings)
-        conversation = Conversation(
-            arm=arm, messages=list(prefix), opener=opener, seed=seed, first_simulated=len(prefix) if prefix else 1
-        )
-        signoff = spec.persona.signoff.lower()
-        text = opener
-        if prefix:
-            try:
-                text, response = await self.next_message(spec, arm, conversation.messages, seed)
-            except ModelError as exc:
-                conversation.stop = "simulator_error"
-                conversation.error = f"the simulator model failed: {exc}"
-                conversation.error_type = type(exc).__name__
-                return conversation
-            conversation.simulator_calls += 1
-            conversation.simulator_usage = conversation.simulator_usage + response.usage
+        scripted = conversation is not None and bool(conversation.messages)
+        conversation = conversation if conversation is not None else Conversation()
+        conversation.arm, conversation.opener, conversation.seed = arm, opener, seed
+        conversation.first_simulated = len(conversation.messages) if scripted else 1
+        text: str | None = None if scripted else opener
         while True:
-            conversation.messages.append(Message("user", text))
-            if signoff in text.lower():
+            if text is None:
+                text = await self._next(spec, arm, conversation, seed)
+                if text is None:
+                    return conversation
+            if spec.persona.signoff.lower() in text.lower():
+                conversation.messages.append(Message("user", text))
                 conversation.stop = "signoff"
                 return conversation
-            if len(conversation.messages) >= spec.max_turns:
+            if len(conversation.messages) + 1 >= spec.max_turns:
+                conversation.messages.append(Message("user", text))
                 conversation.stop = "max_turns"
                 return conversation
             try:
-                try:
-                    with anyio.fail_after(reply_timeout):
-                        reply = await session.send(text)
-                except TimeoutError:
-                    raise TargetTimeout(f"no reply within {reply_timeout:g} s") from None
+                await exchange(session, conversation, text, reply_timeout)
             except ProctorError as exc:
-                conversation.stop = "error"
-                conversation.error = f"turn {len(conversation.messages) // 2 + 1}: {exc}"
-                conversation.error_type = type(exc).__name__
-                return conversation
-            conversation.retries += reply.retries
-            if reply.usage is not None:
-                conversation.usage = conversation.usage + reply.usage
-            if reply.trace_id:
-                conversation.trace_ids.append(reply.trace_id)
-            conversation.messages.append(Message("assistant", reply.text, reply.tool_calls, reply.latency_ms))
+                turn = len(conversation.messages) // 2 + 1
+                return conversation.fail("error", f"turn {turn}: {exc}", type(exc).__name__)
             if len(conversation.messages) >= spec.max_turns:
                 conversation.stop = "max_turns"
                 return conversation
-            try:
-                text, response = await self.next_message(spec, arm, conversation.messages, seed)
-            except ModelError as exc:
-                conversation.stop = "simulator_error"
-                conversation.error = f"the simulator model failed: {exc}"
-                conversation.error_type = type(exc).__name__
-                return conversation
-            conversation.simulator_calls += 1
-            conversation.simulator_usage = conversation.simulator_usage + response.usage
+            text = None
+
+    async def _next(self, spec: SimulateSpec, arm: Arm, conversation: Conversation, seed: int) -> str | None:
+        """The user's next message, counted; `None` (the conversation ended) when the model failed."""
+        try:
+            text, response = await self.next_message(spec, arm, conversation.messages, seed)
+        except ModelError as exc:
+            conversation.fail("simulator_error", f"the simulator model failed: {exc}", type(exc).__name__)
+            return None
+        conversation.simulator_calls += 1
+        conversation.simulator_usage = conversation.simulator_usage + response.usage
+        return text
 
 
 def _markers(fact: str) -> list[str]:

@@ -15,9 +15,9 @@ they finish, aggregates and resume (`score_file`). The scorers themselves are Pr
 (`tool-relevancy`, ..., `proctor.recorded.AGENT_SCORERS`), so suites can use them on live runs, and
 `agent_data_from_trial` turns a finished trial into `AgentData`.
 
-Layering: `proctor.recorded._data` (the model) is a leaf the checks layer reads; the rest of this
-package sits above `checks`, `models` and `results`. Names load on first use (PEP 562), so importing
-`proctor.recorded._data` from `proctor.checks` does not pull in the rest.
+Layering: the `AgentData` model lives in `proctor.agent_data`, beside `proctor.transcript`, below the
+checks that read it; this package sits above `checks`, `models` and `results`. Names load on first use
+(PEP 562).
 
 `proctor.recorded.ToolCall` is NovaEval's (`tool_name`, `parameters`, `call_id`), not
 `proctor.ToolCall` (a transcript's `name`, `arguments`, `id`); the former accepts the latter's keys.
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from proctor.checks._agent_scorers import AGENT_SCORERS, AgentScorer
     from proctor.recorded._batch import Aggregates, ScoreObserver, ScoreOptions, ScoreSummary, score_file
     from proctor.recorded._convert import agent_data_from_trial
-    from proctor.recorded._data import AgentData, ToolCall, ToolResult, ToolSchema, agent_data_from_transcript
+    from proctor.agent_data import AgentData, ToolCall, ToolResult, ToolSchema, agent_data_from_transcript
     from proctor.recorded._dataset import AgentDataset, OnError
     from proctor.recorded._readers import DatasetError, RowError
     from proctor.recorded._scorers import (
@@ -59,11 +59,11 @@ _LAZY = {
     "ScoreSummary": "_batch",
     "score_file": "_batch",
     "agent_data_from_trial": "_convert",
-    "AgentData": "_data",
-    "ToolCall": "_data",
-    "ToolResult": "_data",
-    "ToolSchema": "_data",
-    "agent_data_from_transcript": "_data",
+    "AgentData": "proctor.agent_data",
+    "ToolCall": "proctor.agent_data",
+    "ToolResult": "proctor.agent_data",
+    "ToolSchema": "proctor.agent_data",
+    "agent_data_from_transcript": "proctor.agent_data",
     "AgentDataset": "_dataset",
     "OnError": "_dataset",
     "DatasetError": "_readers",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proctor.recorded._data import AgentData, agent_data_from_transcript
+from proctor.agent_data import AgentData, agent_data_from_transcript
 from proctor.results import TrialResult
 
 __all__ = ["agent_data_from_trial"]

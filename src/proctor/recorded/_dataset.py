@@ -22,7 +22,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Literal
 
-from proctor.recorded._data import FIELDS, AgentData
+from proctor.agent_data import FIELDS, AgentData
 from proctor.recorded._readers import DatasetError, RecordReader, RowError
 
 __all__ = ["AgentDataset", "OnError"]

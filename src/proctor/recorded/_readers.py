@@ -23,7 +23,7 @@ from typing import IO, Any, Literal
 from pydantic import ValidationError
 
 from proctor.errors import ProctorError
-from proctor.recorded._data import FIELDS, AgentData
+from proctor.agent_data import FIELDS, AgentData
 
 __all__ = [
     "DataFormat",

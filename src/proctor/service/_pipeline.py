@@ -1,8 +1,9 @@
 """The evaluation pipeline of the online service: prechecks, early exit, judges, confidence, verdict.
 
 It runs the registered checks (`length-checker`, `overlap-checker`, `format-checker`, then the pointwise
-judges) through `proctor.checks.run_check` and scores them with `proctor.scoring`, exactly as a batch run
-does. Rules:
+judges) through the one check phase (`proctor.checks.check_transcript`) and scores them with
+`proctor.scoring`, exactly as a batch run does; this module only maps an event to a transcript and
+check results to stages. Rules:
 
 1. Stage 1: the three prechecks (microseconds of CPU each, so they run one after the other).
 2. Early exit: when their mean is strictly below `early_exit_threshold`, the verdict is `fail`, the
@@ -20,26 +21,21 @@ from __future__ import annotations
 
 import math
 import os
-import re
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import anyio
-
-from proctor.checks import CheckContext, CheckResult, run_check
+from proctor.checks import Checklist, CheckResult, PhaseContext, check_transcript, check_transcript_now
 from proctor.checks._judges import POINTWISE_JUDGES
+from proctor.checks._judging import Judge
 from proctor.checks._prechecks import PRECHECKS
 from proctor.errors import ConfigError
-from proctor.scoring import blend_confidence, verdict_band
+from proctor.models import ModelCache, ModelSettings, get_model
+from proctor.scoring import blend_confidence, early_exit, mean_score, verdict_band
 from proctor.service._models import EvaluationRequest, EvaluationResult, Stage, StageError, Verdict
 from proctor.suite import AssertionSpec
-from proctor.transcript import AgentReply, Message
-
-if TYPE_CHECKING:
-    from proctor.checks._judging import Judge
+from proctor.transcript import Message
 
 __all__ = ["DEFAULT_JUDGES", "JUDGES", "Pipeline", "PipelineConfig", "ServiceSettings", "StageOne", "build_pipeline"]
 
@@ -51,7 +47,6 @@ NO_JUDGE = (
     "no judge model configured: start with --judge provider/model (or set PROCTOR_JUDGE_MODEL, "
     "or CLAUDE_MODEL_ID for a Bedrock Claude model)"
 )
-_SUITE_SUFFIX = re.compile(r" \(score [0-9.]+, threshold [0-9.]+\)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +191,14 @@ class ServiceSettings:
 class StageOne:
     """Stage 1's outcome when it did not end the evaluation."""
 
-    context: CheckContext
+    transcript: list[Message]
     stages: list[Stage]
     errors: list[StageError]
     mean: float | None
 
 
-def _precheck_specs() -> list[AssertionSpec]:
-    return [AssertionSpec(type=name, name=name) for name in PRECHECKS]
+def _precheck_specs() -> tuple[AssertionSpec, ...]:
+    return tuple(AssertionSpec(type=name, name=name) for name in PRECHECKS)
 
 
 class Pipeline:
@@ -218,40 +213,30 @@ class Pipeline:
         self.config = config or PipelineConfig()
         self.judge = judge
         self._prechecks = _precheck_specs()
-        self._judges = {name: AssertionSpec(type=name, name=name) for name in JUDGES}
 
     @property
     def judge_model(self) -> str | None:
         """The judge model's name, or `None`."""
         return None if self.judge is None else self.judge.name
 
-    def context(self, request: EvaluationRequest) -> CheckContext:
-        """The check context of an event: its query, then its answer as the reply being checked."""
+    @staticmethod
+    def transcript(request: EvaluationRequest) -> list[Message]:
+        """An event as a conversation: its query, then its answer."""
         interaction = request.interaction
-        transcript = [Message("user", interaction.user_query), Message("assistant", interaction.answer)]
-        return CheckContext(AgentReply(interaction.answer), 0, transcript, request.event_id, judge=self.judge)
+        return [Message("user", interaction.user_query), Message("assistant", interaction.answer)]
 
     def stage_one(self, request: EvaluationRequest) -> EvaluationResult | StageOne:
         """Run the prechecks: the final result on an early exit, else what stage 2 continues from."""
-        context = self.context(request)
-        stages: list[Stage] = []
-        errors: list[StageError] = []
-        for spec in self._prechecks:
-            started = time.perf_counter_ns()
-            result = run_check(spec, context)
-            took = time.perf_counter_ns() - started
-            assert isinstance(result, CheckResult)  # prechecks are synchronous
-            if result.score is None:
-                status = "skipped" if result.status == "skipped" else "error"
-                errors.append(StageError(name=spec.type, status=status, reason=result.reason, duration_ns=took))
-            else:
-                stages.append(Stage(name=spec.type, score=result.score, reason=result.reason, duration_ns=took))
-        mean = sum(s.score for s in stages) / len(stages) if stages else None
-        if mean is not None and mean < self.config.early_exit_threshold:
+        transcript = self.transcript(request)
+        results = check_transcript_now(Checklist(request.event_id, (self._prechecks,)), transcript)
+        stages, errors = _stages(results)
+        mean = mean_score(results)
+        if early_exit(mean, self.config.early_exit_threshold):
+            assert mean is not None
             return EvaluationResult(
                 id=request.event_id, stages=stages, confidence=_round(mean), verdict="fail", errors=errors
             )
-        return StageOne(context, stages, errors, mean)
+        return StageOne(transcript, stages, errors, mean)
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         """Evaluate one event (never raises for a judge failure: it lands in `errors`)."""
@@ -262,23 +247,15 @@ class Pipeline:
 
     async def stage_two(self, request: EvaluationRequest, first: StageOne) -> EvaluationResult:
         """Run the judges after `stage_one` and score the event."""
-        judged = await self._run_judges(request, first.context, self.config.judges)
-        stages, errors = list(first.stages), list(first.errors)
-        scores: list[float] = []
-        for outcome in judged:
-            if isinstance(outcome, Stage):
-                stages.append(outcome)
-                scores.append(outcome.score)
-            else:
-                errors.append(outcome)
-        if not scores:
+        results = await self._run_judges(request, first.transcript, self.config.judges)
+        judged, failed = _stages(results)
+        stages, errors = [*first.stages, *judged], [*first.errors, *failed]
+        judge_mean = mean_score(results)
+        if judge_mean is None:
             return EvaluationResult(id=request.event_id, stages=stages, confidence=None, verdict="error", errors=errors)
         config = self.config
         confidence = blend_confidence(
-            first.mean,
-            sum(scores) / len(scores),
-            precheck_weight=config.precheck_weight,
-            judge_weight=config.judge_weight,
+            first.mean, judge_mean, precheck_weight=config.precheck_weight, judge_weight=config.judge_weight
         )
         return EvaluationResult(
             id=request.event_id,
@@ -300,13 +277,13 @@ class Pipeline:
             KeyError: Unknown judge name.
         """
         judge = self.resolve_judge(name)
-        (outcome,) = await self._run_judges(request, self.context(request), (judge,))
-        if isinstance(outcome, StageError):
-            return EvaluationResult(id=request.event_id, stages=[], confidence=None, verdict="error", errors=[outcome])
-        verdict: Verdict = "pass" if outcome.score > threshold else "fail"
-        return EvaluationResult(
-            id=request.event_id, stages=[outcome], confidence=_round(outcome.score), verdict=verdict
-        )
+        (result,) = await self._run_judges(request, self.transcript(request), (judge,))
+        stages, errors = _stages([result])
+        if not stages:
+            return EvaluationResult(id=request.event_id, stages=[], confidence=None, verdict="error", errors=errors)
+        (stage,) = stages
+        verdict: Verdict = "pass" if stage.score > threshold else "fail"
+        return EvaluationResult(id=request.event_id, stages=stages, confidence=_round(stage.score), verdict=verdict)
 
     @staticmethod
     def resolve_judge(name: str) -> str:
@@ -321,49 +298,47 @@ class Pipeline:
         return base
 
     async def _run_judges(
-        self, request: EvaluationRequest, context: CheckContext, names: Sequence[str]
-    ) -> list[Stage | StageError]:
-        outcomes: list[Stage | StageError | None] = [None] * len(names)
+        self, request: EvaluationRequest, transcript: list[Message], names: Sequence[str]
+    ) -> list[CheckResult]:
+        """The named judges' results (a judge that cannot run is `skipped` or `error`, never a score)."""
+        specs = tuple(self._judge_spec(request, name) for name in names)
+        phase = PhaseContext(self.judge, judge_timeout=self.config.judge_timeout)
+        results = await check_transcript(Checklist(request.event_id, (specs,)), transcript, phase)
+        for name, spec, result in zip(names, specs, results, strict=True):
+            if self.judge is None:
+                result.reason = NO_JUDGE
+            elif spec.value is None and POINTWISE_JUDGES[name][1]:
+                result.reason = (
+                    f"{name} needs the interaction's context to check the answer against; this event has none"
+                )
+            elif result.status == "error" and result.reason.startswith("check could not run: no result within"):
+                result.reason = f"judge timed out after {self.config.judge_timeout:g} s"
+        return results
 
-        async def one(index: int, name: str) -> None:
-            outcomes[index] = await self._judge(request, context, name)
-
-        async with anyio.create_task_group() as group:
-            for index, name in enumerate(names):
-                group.start_soon(one, index, name)
-        return [outcome for outcome in outcomes if outcome is not None]
-
-    async def _judge(self, request: EvaluationRequest, context: CheckContext, name: str) -> Stage | StageError:
-        stage = f"{name}-judge"
-        if self.judge is None:
-            return StageError(name=stage, status="skipped", reason=NO_JUDGE)
-        spec = self._judges[name]
-        if POINTWISE_JUDGES[name][1]:  # needs the context
-            if not request.interaction.context.strip():
-                reason = f"{name} needs the interaction's context to check the answer against; this event has none"
-                return StageError(name=stage, status="skipped", reason=reason)
-            spec = AssertionSpec(type=name, name=name, value=request.interaction.context)
-        started = time.perf_counter_ns()
-        timeout = self.config.judge_timeout
-        result: CheckResult | None = None
-        with anyio.move_on_after(timeout):
-            pending = run_check(spec, context)
-            result = pending if isinstance(pending, CheckResult) else await pending
-        took = time.perf_counter_ns() - started
-        if result is None:
-            return StageError(
-                name=stage, status="error", reason=f"judge timed out after {timeout:g} s", duration_ns=took
-            )
-        if result.score is None:
-            status = "skipped" if result.status == "skipped" else "error"
-            return StageError(name=stage, status=status, reason=result.reason, duration_ns=took)
-        reason = _SUITE_SUFFIX.sub("", result.reason.removeprefix("judge: "))
-        return Stage(name=stage, score=result.score, reason=reason, duration_ns=took)
+    def _judge_spec(self, request: EvaluationRequest, name: str) -> AssertionSpec:
+        if POINTWISE_JUDGES[name][1] and request.interaction.context.strip():  # needs the context
+            return AssertionSpec(type=name, name=f"{name}-judge", value=request.interaction.context)
+        return AssertionSpec(type=name, name=f"{name}-judge")
 
     async def aclose(self) -> None:
         """Close the judge model's connections."""
         if self.judge is not None:
             await self.judge.model.aclose()
+
+
+def _stages(results: Sequence[CheckResult]) -> tuple[list[Stage], list[StageError]]:
+    """Check results as the service's response shape: scored ones are stages, the others errors."""
+    stages: list[Stage] = []
+    errors: list[StageError] = []
+    for result in results:
+        took = result.duration_ns or 0
+        if result.score is None:
+            status = "skipped" if result.status == "skipped" else "error"
+            errors.append(StageError(name=result.name, status=status, reason=result.reason, duration_ns=took))
+        else:
+            reason = str(result.details.get("judge_reason", result.reason))
+            stages.append(Stage(name=result.name, score=result.score, reason=reason, duration_ns=took))
+    return stages, errors
 
 
 def _round(value: float) -> float:
@@ -379,8 +354,6 @@ def build_pipeline(settings: ServiceSettings) -> Pipeline:
     """
     if settings.judge_model is None:
         return Pipeline(settings.pipeline)
-    from proctor.checks._judging import Judge
-    from proctor.models import ModelCache, ModelSettings, get_model
 
     if settings.judge_concurrency < 1:
         raise ConfigError(f"judge concurrency must be >= 1, got {settings.judge_concurrency}")

@@ -10,22 +10,33 @@ what only the live agent had (its object context, its state backend): those keep
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from proctor._services import ModelServices as _ModelServices
-from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.checks import CheckResult, PhaseContext, check_transcript, registry
+from proctor.checks._judging import Judge
+from proctor.checks._phase import skipped
 from proctor.errors import ConfigError
-from proctor.results import CaseResult, RunResult, TrialResult, write_json
-from proctor.runner import RunOptions, RunOutcome, _needs_judge, _unique
+from proctor.results import (
+    CaseResult,
+    RunResult,
+    TrialResult,
+    default_history_path,
+    index_run,
+    load_run,
+    write_json,
+)
+from proctor.run.execute import execute
+from proctor.run.options import RunOptions
+from proctor.run.plan import needs_judge, unique_run_id
+from proctor.run.record import RunOutcome
+from proctor.run.services import ModelServices
 from proctor.scoring import score_trial
 from proctor.suite import AssertionSpec, Case, load_suite_file
-from proctor.transcript import AgentReply
 
 __all__ = ["rescore", "rescore_sync"]
 
@@ -59,7 +70,7 @@ def _load_cases(data: dict[str, Any], results_file: Path) -> dict[str, Case]:
     return cases
 
 
-def _selector(checks: Sequence[str], data: dict[str, Any], cases: Iterable[Case]) -> Any:
+def _selector(checks: Sequence[str], data: dict[str, Any], cases: Iterable[Case]) -> Callable[[AssertionSpec], bool]:
     """A predicate telling whether an assertion is to be re-run (`--checks` by type or display name)."""
     if not checks:
         return lambda spec: True
@@ -90,7 +101,33 @@ def _live_only(spec: AssertionSpec) -> bool:
     return check.family in LIVE_ONLY_FAMILIES
 
 
-async def _rescore_trial(case: Case, stored: TrialResult, judge: Any, selected: Any) -> TrialResult:
+def _reuse(
+    stored: TrialResult, selected: Callable[[AssertionSpec], bool], warnings: list[str]
+) -> Callable[[AssertionSpec, int | None], CheckResult | None]:
+    """What the check phase keeps from the stored trial instead of re-running it."""
+    old: dict[tuple[int | None, str, str], list[CheckResult]] = {}
+    for check in stored.checks:
+        old.setdefault((check.turn, check.name, check.type), []).append(check)
+    replies = sum(1 for m in stored.turns if m.role == "assistant")
+
+    def reuse(spec: AssertionSpec, turn: int | None) -> CheckResult | None:
+        kept = old.get((turn, spec.display_name(), spec.type))
+        live_only = _live_only(spec)
+        unanswered = turn is not None and turn >= replies
+        if kept and (live_only or not selected(spec) or unanswered):
+            if live_only and selected(spec):
+                warnings.append(f"{spec.display_name()}: kept from the original run (it needs the live agent's state)")
+            return kept.pop(0)
+        if live_only and not unanswered:
+            return skipped(spec, turn, "not re-run: it needs the live agent's state")
+        return None
+
+    return reuse
+
+
+async def _rescore_trial(
+    case: Case, stored: TrialResult, judge: Judge | None, selected: Callable[[AssertionSpec], bool]
+) -> TrialResult:
     """Re-run the selected checks of one stored trial and score it again."""
     if stored.error is not None:
         return stored  # the conversation failed: there is nothing more to check
@@ -101,61 +138,13 @@ async def _rescore_trial(case: Case, stored: TrialResult, judge: Any, selected: 
             stored._json = None  # the JSON form is cached: rebuild it with the note
         return stored
     messages = stored.turns
-    users = [i for i, m in enumerate(messages) if m.role == "user"]
-    replies = [i for i, m in enumerate(messages) if m.role == "assistant"]
-    old: dict[tuple[int | None, str, str], list[CheckResult]] = {}
-    for check in stored.checks:
-        old.setdefault((check.turn, check.name, check.type), []).append(check)
+    users = [m for m in messages if m.role == "user"]
     warnings = [w for w in stored.warnings if not w.startswith(_SCORING_WARNINGS)]
-    checks: list[CheckResult | None] = []
-    pending: list[tuple[int, Awaitable[CheckResult]]] = []
-
-    def keep_or_run(spec: AssertionSpec, turn: int | None, context: CheckContext | None) -> None:
-        name = spec.display_name()
-        kept = old.get((turn, name, spec.type))
-        live_only = _live_only(spec)
-        if context is None or (kept and (live_only or not selected(spec))):
-            checks.append(kept.pop(0) if kept else _skipped(spec, turn, "not run: no stored reply for this turn"))
-            if live_only and selected(spec):
-                warnings.append(f"{name}: kept from the original run (it needs the live agent's state)")
-            return
-        if live_only:
-            checks.append(_skipped(spec, turn, "not re-run: it needs the live agent's state"))
-            return
-        result = run_check(spec, context)
-        if inspect.isawaitable(result):
-            pending.append((len(checks), result))
-            checks.append(None)
-        else:
-            checks.append(result)
-
     for index, turn in enumerate(case.turns):
-        if index < len(users) and messages[users[index]].content != turn.content:
+        if index < len(users) and users[index].content != turn.content:
             warnings.append(f"turn {index + 1}'s message in the suite differs from the stored transcript")
-        context = None
-        if index < len(replies):
-            at = replies[index]
-            reply = messages[at]
-            agent_reply = AgentReply(reply.content, list(reply.tool_calls), reply.latency_ms or 0.0)
-            context = CheckContext(agent_reply, index, list(messages[: at + 1]), case.name, judge=judge)
-        for spec in turn.assert_:
-            keep_or_run(spec, index, context)
-    whole = CheckContext(None, None, list(messages), case.name, judge=judge)
-    for spec in case.assert_:
-        keep_or_run(spec, None, whole)
-    if case.rubric is not None:
-        rubric_spec = AssertionSpec(type="rubric", name=f"rubric: {case.rubric.path.name}")
-        rubric_context = CheckContext(None, None, list(messages), case.name, case.rubric, judge=judge)
-        keep_or_run(rubric_spec, None, rubric_context)
-    if pending:
-
-        async def fill(index: int, awaitable: Awaitable[CheckResult]) -> None:
-            checks[index] = await awaitable
-
-        async with anyio.create_task_group() as group:
-            for index, awaitable in pending:
-                group.start_soon(fill, index, awaitable)
-    done = [c for c in checks if c is not None]
+    phase = PhaseContext(judge, reuse=_reuse(stored, selected, warnings))
+    done = await check_transcript(case, messages, phase)
     scored = score_trial(done, pass_threshold=case.scoring.pass_threshold)
     return TrialResult(
         case_key=stored.case_key,
@@ -171,10 +160,6 @@ async def _rescore_trial(case: Case, stored: TrialResult, judge: Any, selected: 
         trace_ids=stored.trace_ids,
         agent_cost_usd=stored.agent_cost_usd,
     )
-
-
-def _skipped(spec: AssertionSpec, turn: int | None, reason: str) -> CheckResult:
-    return CheckResult(spec.display_name(), spec.type, "skipped", None, spec.weight, reason, turn)
 
 
 def _now() -> datetime:
@@ -196,8 +181,6 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
         ConfigError: The results file or a suite file it names cannot be read, or `checks` names nothing.
         SuiteError: A suite file no longer loads.
     """
-    from proctor.results import default_history_path, index_run, load_run
-
     options = options or RunOptions()
     data = load_run(results_file)
     suite_cases = _load_cases(data, results_file)
@@ -205,7 +188,7 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
     planned = [
         suite_cases[key] for key in (f"{c.get('file', '')}::{c['name']}" for c in data["cases"]) if key in suite_cases
     ]
-    models = _ModelServices(options) if any(_needs_judge(c) for c in planned) or options.budget else None
+    models = ModelServices(options) if any(needs_judge(c) for c in planned) or options.budget else None
     started = _now()
     results: list[CaseResult] = []
     work: list[tuple[Case | None, CaseResult, TrialResult]] = []
@@ -225,22 +208,19 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
         for trial in raw.get("trials") or []:
             work.append((case, result, TrialResult.from_dict(key, trial)))
 
-    limiter = anyio.CapacityLimiter(options.concurrency)
     done: dict[int, TrialResult] = {}
 
-    async def one(number: int, case: Case | None, stored: TrialResult) -> None:
-        async with limiter:
-            if case is None:
-                stored.warnings.append("the case is no longer in its suite file: kept as it was")
-                done[number] = stored
-                return
-            judge = models.judge_for(case) if models is not None else None
-            done[number] = await _rescore_trial(case, stored, judge, selected)
+    async def one(number: int) -> None:
+        case, _, stored = work[number]
+        if case is None:
+            stored.warnings.append("the case is no longer in its suite file: kept as it was")
+            done[number] = stored
+            return
+        judge = models.judge_for(case) if models is not None else None
+        done[number] = await _rescore_trial(case, stored, judge, selected)
 
     try:
-        async with anyio.create_task_group() as group:
-            for number, (case, _, stored) in enumerate(work):
-                group.start_soon(one, number, case, stored)
+        await execute(range(len(work)), one, concurrency=options.concurrency)
     finally:
         if models is not None:
             with anyio.CancelScope(shield=True):
@@ -251,7 +231,7 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     run_id = f"{data['run_id']}-rescored-{stamp}"
     if options.write_results:
-        run_id = _unique(results_dir, run_id)
+        run_id = unique_run_id(results_dir, run_id)
     run = RunResult(
         run_id=run_id,
         started_at=started.isoformat(timespec="seconds"),

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from proctor.checks._judging import Judge
+from proctor.drivers.simulator import Simulator
 from proctor.errors import ConfigError
+from proctor.models import Budget, Model, ModelCache, ModelSettings, UsageLedger, default_prices, get_model, load_prices
 from proctor.results import TrialResult
+from proctor.run.options import RunOptions
 from proctor.suite import Case
-
-if TYPE_CHECKING:
-    from proctor.runner import RunOptions
 
 __all__ = ["ModelServices"]
 
@@ -18,8 +19,6 @@ class ModelServices:
     """The models a run uses besides the agent: judges with their shared cache, ledger and budget."""
 
     def __init__(self, options: RunOptions) -> None:
-        from proctor.models import Budget, ModelCache, UsageLedger, default_prices, load_prices
-
         self.options = options
         self.ledger = UsageLedger()
         self.budget = Budget(options.budget) if options.budget is not None else None
@@ -29,15 +28,12 @@ class ModelServices:
             if options.cache
             else None
         )
-        self._judges: dict[tuple[Any, ...], Any] = {}
-        self._simulators: dict[tuple[Any, ...], Any] = {}
-        self._simulator_models: dict[str, Any] = {}
+        self._judges: dict[tuple[Any, ...], Judge] = {}
+        self._simulators: dict[tuple[Any, ...], Simulator] = {}
+        self._simulator_models: dict[str, Model] = {}
 
-    def judge_for(self, case: Case) -> Any:
+    def judge_for(self, case: Case) -> Judge | None:
         """The `Judge` for a case, or `None` when no judge model is configured (judged checks skip)."""
-        from proctor.checks._judging import Judge
-        from proctor.models import ModelSettings, get_model
-
         spec = case.judge
         name = self.options.judge or (spec.model if spec is not None else None)
         if name is None:
@@ -62,14 +58,11 @@ class ModelServices:
             self._judges[key] = judge
         return self._judges[key]
 
-    def simulator_for(self, case: Case) -> Any:
+    def simulator_for(self, case: Case) -> Simulator | None:
         """The `Simulator` for a simulated case: `--simulator`, the suite's `simulator:`, else the judge model.
 
         `None` when no model is configured (the case's trials are then `skipped` with the reason).
         """
-        from proctor.drivers.simulator import Simulator
-        from proctor.models import ModelSettings, get_model
-
         assert case.simulate is not None
         name = self.options.simulator or case.simulator or self.options.judge
         if name is None and case.judge is not None:

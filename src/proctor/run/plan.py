@@ -1,0 +1,230 @@
+"""Plan a run: suites and options -> the cases, their targets, and the trials to run (resume applied).
+
+Planning builds nothing and opens nothing: it decides. Each case gets its target spec (the command
+line's `--target` over the suite's), its trials and timeout (`--trials`, `--timeout`), whether it needs a
+graph and a judge; a resumed run keeps the finished trials of the previous one and plans the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from proctor.checks import registry
+from proctor.errors import ConfigError
+from proctor.results import TrialResult, read_previous_trials
+from proctor.run.options import RunOptions
+from proctor.run.trial import case_key
+from proctor.suite import Case, Suite
+from proctor.suite._simulate import unsupported_seeds
+
+__all__ = [
+    "Plan",
+    "TrialWork",
+    "filter_cases",
+    "needs_judge",
+    "needs_state",
+    "plan_run",
+    "target_identity",
+    "trial_seed",
+    "unique_run_id",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TrialWork:
+    """One trial to run."""
+
+    case: Case
+    """The case."""
+    number: int
+    """The 1-based trial number."""
+    key: str
+    """The case's key (`<file>::<name>`)."""
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a run will do."""
+
+    cases: list[Case]
+    """The planned cases, in order (with `--trials`/`--timeout` applied)."""
+    targets: dict[str, Any]
+    """Each case's target spec, by case key."""
+    kept: dict[str, list[TrialResult]]
+    """Finished trials kept from a resumed run, by case key."""
+    todo: list[TrialWork]
+    """The trials to run."""
+    run_id: str
+    """The run's id (a resumed run keeps its own)."""
+    started_at: str
+    """When the run (or the run it resumes) started, ISO 8601 UTC."""
+    model: str | None
+    """The model under evaluation."""
+    results_dir: Path
+    """Where the results go."""
+    resumed: bool = False
+    """Whether this continues a previous run."""
+    state_keys: set[str] = field(default_factory=set)
+    """The cases whose trials need a graph."""
+
+
+def filter_cases(suites: Sequence[Suite], names: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Case]:
+    """Select cases by name (exact, or the suite name) and tag (any of the given tags).
+
+    Raises:
+        ConfigError: A requested name matches no case.
+    """
+    cases = [case for suite in suites for case in suite.cases]
+    if names:
+        wanted = set(names)
+        unknown = wanted - {c.name for c in cases} - {c.suite for c in cases}
+        if unknown:
+            known = ", ".join(sorted({c.name for c in cases}))
+            raise ConfigError(f"--case: no case named {', '.join(sorted(unknown))}. Cases: {known}")
+        cases = [c for c in cases if c.name in wanted or c.suite in wanted]
+    if tags:
+        cases = [c for c in cases if set(tags) & set(c.tags)]
+    return cases
+
+
+def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case] | None = None) -> Plan:
+    """Plan `cases` (default: every case of `suites`).
+
+    Raises:
+        ConfigError: A case has no target or a seed its target cannot take, or `--resume` is unreadable.
+    """
+    planned = list(cases) if cases is not None else [c for s in suites for c in s.cases]
+    if options.trials is not None or options.timeout is not None:
+        planned = [_override(c, options) for c in planned]
+    targets = {case_key(c): _resolve_target(c, options) for c in planned}
+    for c in planned:
+        problem = unsupported_seeds(targets[case_key(c)], c.seeds)
+        if problem is not None:
+            raise ConfigError(f"case {c.name!r} ({c.file}): {problem}")
+    previous: dict[tuple[str, int], TrialResult] = {}
+    header: dict[str, Any] = {}
+    resume_path = _resume_path(options) if options.resume is not None else None
+    if resume_path is not None:
+        header, previous = read_previous_trials(resume_path)
+    model = options.model or header.get("model")
+    results_dir = _results_dir(options, resume_path, planned)
+    run_id = header.get("run_id") or f"{_slug(model or 'agent')}_{_now().strftime('%Y%m%dT%H%M%SZ')}"
+    if resume_path is None and options.write_results:
+        run_id = unique_run_id(results_dir, run_id)
+    kept: dict[str, list[TrialResult]] = {case_key(c): [] for c in planned}
+    todo: list[TrialWork] = []
+    for case in planned:
+        key = case_key(case)
+        for number in range(1, case.trials + 1):
+            old = previous.get((key, number))
+            if old is not None and old.status in ("passed", "failed"):
+                kept[key].append(old)
+            else:
+                todo.append(TrialWork(case, number, key))
+    return Plan(
+        cases=planned,
+        targets=targets,
+        kept=kept,
+        todo=todo,
+        run_id=run_id,
+        started_at=header.get("started_at") or _now().isoformat(timespec="seconds"),
+        model=model,
+        results_dir=results_dir,
+        resumed=resume_path is not None,
+        state_keys={case_key(c) for c in planned if needs_state(c)},
+    )
+
+
+def needs_state(case: Case) -> bool:
+    """Whether the case's trials need a graph: setups, a suite `state:`, or a check that queries state."""
+    if case.setups or case.state is not None:
+        return True
+    return any(registry.resolve(spec.type)[0].needs_state for spec in case.assert_)
+
+
+def needs_judge(case: Case) -> bool:
+    """Whether any of the case's checks can call a judge model (the rubric, judged or fuzzy checks)."""
+    if case.rubric is not None:
+        return True
+    specs = [*case.assert_, *(spec for turn in case.turns for spec in turn.assert_)]
+    return any(registry.resolve(spec.type)[0].needs_model or spec.type == "journey" for spec in specs)
+
+
+def target_identity(spec: Any) -> str:
+    """A key under which equal target specs share one built target (and its connection pool)."""
+    if isinstance(spec, BaseModel):
+        return spec.model_dump_json()
+    return json.dumps(spec, sort_keys=True, default=str)
+
+
+def trial_seed(seed: int | None, key: str, trial: int) -> int | None:
+    """The seed of one trial, derived from the run's `--seed` (`None` without one)."""
+    if seed is None:
+        return None
+    digest = hashlib.sha256(f"{seed}:{key}:{trial}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def unique_run_id(directory: Path, run_id: str) -> str:
+    """`run_id`, or `run_id-N` when a run of that id already has files in `directory`."""
+    candidate, n = run_id, 1
+    while (directory / f"{candidate}.json").exists() or (directory / f"{candidate}.journal.jsonl").exists():
+        n += 1
+        candidate = f"{run_id}-{n}"
+    return candidate
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", text.lower())).strip("-") or "run"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _resolve_target(case: Case, options: RunOptions) -> Any:
+    spec = options.target if options.target is not None else case.target
+    if isinstance(spec, dict) and spec.get("type") == "embabel" and getattr(case.target, "type", None) == "embabel":
+        # `--target embabel:URL` names the service; the job's `target: {user, chatbot}` still applies
+        assert case.target is not None
+        spec = {**case.target.model_dump(include={"user", "chatbot"}), **spec}
+    if spec is None:
+        raise ConfigError(
+            f"case {case.name!r} ({case.file}) has no target: give --target, or 'target:' in the suite file"
+        )
+    return spec
+
+
+def _results_dir(options: RunOptions, resume_path: Path | None, planned: list[Case]) -> Path:
+    if options.results_dir is not None:
+        return options.results_dir
+    if resume_path is not None:
+        return resume_path.parent
+    return planned[0].file.parent / ".results" if planned else Path(".results")
+
+
+def _override(case: Case, options: RunOptions) -> Case:
+    return replace(case, trials=options.trials or case.trials, timeout=options.timeout or case.timeout)
+
+
+def _resume_path(options: RunOptions) -> Path:
+    """`--resume` takes a results JSON, a journal, or a run id inside the results directory."""
+    given = options.resume
+    assert given is not None
+    if given.exists():
+        journal = given.with_name(given.name.removesuffix(".json") + ".journal.jsonl")
+        return journal if given.suffix == ".json" and journal.exists() else given
+    directory = options.results_dir or Path(".results")
+    for candidate in (directory / f"{given}.journal.jsonl", directory / f"{given}.json"):
+        if candidate.exists():
+            return candidate
+    raise ConfigError(f"--resume: no run {str(given)!r} (looked for a file, and for it in {directory})")

@@ -1,0 +1,113 @@
+"""Record a run: one `Recorder` for the journal (each trial as it finishes), the results file and history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from proctor.results import (
+    CaseResult,
+    Journal,
+    RunResult,
+    TrialResult,
+    default_history_path,
+    index_run,
+    write_json,
+)
+from proctor.run.plan import Plan
+from proctor.run.trial import case_key
+from proctor.suite import Case
+
+__all__ = ["Recorder", "RunOutcome"]
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """What a run produced."""
+
+    result: RunResult
+    """The run's result model."""
+    data: dict[str, Any]
+    """Its JSON form (what was written; the CLI's exit code and table are computed from this)."""
+    path: Path | None = None
+    """Where the results JSON was written."""
+    cases: list[Case] = field(default_factory=list)
+    """The cases that were planned."""
+
+
+class Recorder:
+    """Collects a run's trials; journals each as it finishes; writes the results and indexes the run.
+
+    Args:
+        plan: The run's plan (its kept trials are part of the result from the start).
+        target: The target(s) description.
+        seed: The run's `--seed`.
+        write: Journal and write files (off for library use that only wants the result).
+        history: The history store (default: beside the results directory).
+    """
+
+    def __init__(self, plan: Plan, target: str, *, seed: int | None, write: bool, history: Path | None) -> None:
+        self.plan = plan
+        self.history = history
+        self.result = RunResult(
+            run_id=plan.run_id,
+            started_at=plan.started_at,
+            model=plan.model,
+            target=target,
+            cases=[
+                CaseResult(
+                    c.name,
+                    c.suite,
+                    str(c.file),
+                    list(c.tags),
+                    c.scoring.min_pass_rate,
+                    plan.kept[case_key(c)],
+                    c.description,
+                )
+                for c in plan.cases
+            ],
+            seed=seed,
+            planned_trials=sum(c.trials for c in plan.cases),
+        )
+        self._by_key = {case_key(c): r for c, r in zip(plan.cases, self.result.cases, strict=True)}
+        self.journal = self._open_journal(seed) if write else None
+
+    def _open_journal(self, seed: int | None) -> Journal:
+        plan = self.plan
+        path = plan.results_dir / f"{plan.run_id}.journal.jsonl"
+        is_new = not path.exists()
+        header = {
+            "run_id": plan.run_id,
+            "started_at": plan.started_at,
+            "model": plan.model,
+            "target": self.result.target,
+            "seed": seed,
+        }
+        journal = Journal(path, header)
+        if plan.resumed and is_new:  # resumed from a results file: its kept trials start the new journal
+            for case in plan.cases:
+                for trial in plan.kept[case_key(case)]:
+                    journal.record(case.name, str(case.file), trial)
+        return journal
+
+    def record(self, case: Case, trial: TrialResult) -> None:
+        """Add a finished trial (journaled at once)."""
+        self._by_key[case_key(case)].trials.append(trial)
+        if self.journal is not None:
+            self.journal.record(case.name, str(case.file), trial)
+
+    def finish(self, status: str, reason: str | None = None) -> RunOutcome:
+        """Close the run with `status` (and the reason it stopped early); write the results and index them."""
+        result = self.result
+        result.status, result.reason = status, reason
+        result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+        data = result.to_dict()
+        path: Path | None = None
+        if self.journal is not None:
+            path = self.plan.results_dir / f"{self.plan.run_id}.json"
+            write_json(path, data)
+            self.journal.close(remove=True)
+            index_run(self.history or default_history_path(self.plan.results_dir), path, data)
+        return RunOutcome(result, data, path, self.plan.cases)
