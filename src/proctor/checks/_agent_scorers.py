@@ -22,11 +22,11 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import AfterValidator, AliasChoices, BaseModel, Field, TypeAdapter
 
+from proctor.agent_data import FIELDS, AgentData, ToolCall, ToolResult, agent_data_from_transcript
 from proctor.checks._arguments import values_equal
 from proctor.checks._judging import Judge, JudgeCall, judge_error, no_judge
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
-from proctor.agent_data import FIELDS, AgentData, ToolCall, ToolResult, agent_data_from_transcript
 from proctor.suite import AssertionSpec, MatchingSpec
 from proctor.transcript import Message
 

@@ -29,10 +29,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from proctor.agent_data import AgentData, ToolCall, ToolResult, ToolSchema, agent_data_from_transcript
     from proctor.checks._agent_scorers import AGENT_SCORERS, AgentScorer
     from proctor.recorded._batch import Aggregates, ScoreObserver, ScoreOptions, ScoreSummary, score_file
     from proctor.recorded._convert import agent_data_from_trial
-    from proctor.agent_data import AgentData, ToolCall, ToolResult, ToolSchema, agent_data_from_transcript
     from proctor.recorded._dataset import AgentDataset, OnError
     from proctor.recorded._readers import DatasetError, RowError
     from proctor.recorded._scorers import (

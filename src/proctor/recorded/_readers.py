@@ -22,8 +22,8 @@ from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
-from proctor.errors import ProctorError
 from proctor.agent_data import FIELDS, AgentData
+from proctor.errors import ProctorError
 
 __all__ = [
     "DataFormat",

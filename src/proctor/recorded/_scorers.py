@@ -27,10 +27,10 @@ import anyio
 import sniffio
 from pydantic import BaseModel
 
+from proctor.agent_data import AgentData
 from proctor.checks import CheckResult
 from proctor.checks._agent_scorers import AGENT_SCORERS, AgentScorer, score_agent_data
 from proctor.checks._judging import Judge
-from proctor.agent_data import AgentData
 
 if TYPE_CHECKING:
     from proctor.models import Model
