@@ -290,6 +290,27 @@ async def test_scripted_turns_come_first_with_their_checks(model_server: Any) ->
 
 
 @pytest.mark.anyio
+async def test_a_scripted_turn_before_the_simulator_is_judged(model_server: Any) -> None:
+    """The scripted turns of a simulated case go through the same check phase as a scripted case: with a
+    judge, their `llm-rubric` is judged (it was `skipped` when the arm built its own context without one)."""
+    from proctor.suite import TurnSpec
+
+    agent = model_server.script(default=Reply("Happy to help."))
+    sim = model_server.script(Reply("Set a reminder for 9am."), Reply(SIGNOFF))
+    rubric = Reply(json.dumps({"reason": "it offers help", "pass": True, "score": 0.9}))
+    judge_server = model_server.script(rubric, verdict(1.0))
+    turn = TurnSpec.model_validate({"content": "Hi there", "assert": [{"type": "llm-rubric", "value": "Offers help"}]})
+    spec = SimulateSpec.model_validate({**SPEC, "arms": ["supplied"]})
+    case = Case(name="mixed", file=Path("m.yaml"), suite="m", turns=(turn,), simulate=spec)
+    judge = Judge(model(judge_server, "judge"))
+    result = await trial(case, agent, Simulator(model(sim, "sim")), judge)
+    rubric_check = result.checks[0]
+    assert (rubric_check.type, rubric_check.status, rubric_check.score) == ("llm-rubric", "passed", 0.9)
+    assert rubric_check.turn == 0
+    assert "Happy to help." in json.dumps(judge_server.bodies[0]["messages"])
+
+
+@pytest.mark.anyio
 async def test_rescore_keeps_simulated_trials_as_recorded() -> None:
     from proctor.results import TrialResult
     from proctor.run.rescore import _rescore_trial

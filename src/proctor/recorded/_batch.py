@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from proctor.checks._agent_scorers import AGENT_SCORERS, missing_fields, score_agent_data
 from proctor.checks._judging import Judge
@@ -30,6 +29,7 @@ from proctor.checks._result import CheckResult
 from proctor.recorded._dataset import OnError
 from proctor.recorded._output import ID_FIELDS, ScoreWriter, read_scored, row_complete
 from proctor.recorded._readers import DatasetError, Record, RecordReader, RowError
+from proctor.run.execute import execute
 
 __all__ = [
     "Aggregates",
@@ -340,59 +340,56 @@ async def score_file(
     del kept_rows
     if observer is not None:
         observer.started(reader, scorers, summary.kept)
-    send, receive = anyio.create_memory_object_stream[Record](options.concurrency)
 
-    async def produce() -> None:
-        async with send:
-            for record in records:
-                if record.index in done:
-                    continue
-                if record.data is None:
-                    error = RowError(str(reader.path), record.line, record.error or "unreadable record")
-                    if options.bad_rows == "raise":
-                        raise DatasetError(f"{error} (skip bad records with --continue-on-error)")
-                    if len(summary.bad_rows) < 100:
-                        summary.bad_rows.append(error)
-                await send.send(record)
+    def pending() -> Generator[Record, None, None]:
+        for record in records:
+            if record.index in done:
+                continue
+            if record.data is None:
+                error = RowError(str(reader.path), record.line, record.error or "unreadable record")
+                if options.bad_rows == "raise":
+                    raise DatasetError(f"{error} (skip bad records with --continue-on-error)")
+                if len(summary.bad_rows) < 100:
+                    summary.bad_rows.append(error)
+            yield record
 
-    async def work(queue: MemoryObjectReceiveStream[Record]) -> None:
-        async with queue:
-            async for record in queue:
-                results: dict[str, CheckResult] = {}
-                if record.data is not None:
-                    if len(scorers) == 1:
-                        results[scorers[0]] = await _score(scorers[0], record, judge, options)
-                    else:
-                        async with anyio.create_task_group() as group:
-                            for name in scorers:
-                                group.start_soon(_score_into, results, name, record, judge, options)
-                        results = {name: results[name] for name in scorers}
-                row = _row(record, results)
-                for name, result in results.items():
-                    if AGENT_SCORERS[name].judged and not result.reason.startswith("no judge model"):
-                        summary.judged += 1
-                        summary.judged_errors += result.status == "error" and "missing_fields" not in result.details
-                if writer is not None:
-                    writer.write(row)
-                aggregates.add(row)
-                summary.scored += 1
-                if observer is not None:
-                    observer.row_finished(row)
+    async def work(record: Record) -> None:
+        results = await _score_row(record, scorers, judge, options)
+        row = _row(record, results)
+        for name, result in results.items():
+            if AGENT_SCORERS[name].judged and not result.reason.startswith("no judge model"):
+                summary.judged += 1
+                summary.judged_errors += result.status == "error" and "missing_fields" not in result.details
+        if writer is not None:
+            writer.write(row)
+        aggregates.add(row)
+        summary.scored += 1
+        if observer is not None:
+            observer.row_finished(row)
 
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(produce)
-            with receive:
-                for _ in range(options.concurrency):
-                    group.start_soon(work, receive.clone())
-    except BaseExceptionGroup as failures:  # one task's error cancels the others: raise that error
-        raise _first(failures) from None
+        await execute(pending(), work, concurrency=options.concurrency)
     finally:
         records.close()
         if writer is not None:
             writer.close()
         summary.duration_s = time.perf_counter() - started
     return summary
+
+
+async def _score_row(
+    record: Record, scorers: Sequence[str], judge: Judge | None, options: ScoreOptions
+) -> dict[str, CheckResult]:
+    """Every scorer's result for one record (none for an unreadable record), in scorer order."""
+    results: dict[str, CheckResult] = {}
+    if record.data is None:
+        return results
+    if len(scorers) == 1:
+        return {scorers[0]: await _score(scorers[0], record, judge, options)}
+    async with anyio.create_task_group() as group:
+        for name in scorers:
+            group.start_soon(_score_into, results, name, record, judge, options)
+    return {name: results[name] for name in scorers}
 
 
 def judge_calls(name: str, record: Record) -> int:
@@ -473,13 +470,3 @@ async def _score_into(
     results: dict[str, CheckResult], name: str, record: Record, judge: Judge | None, options: ScoreOptions
 ) -> None:
     results[name] = await _score(name, record, judge, options)
-
-
-def _first(failures: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first error in a task group's failures that is not a cancellation."""
-    for failure in failures.exceptions:
-        if isinstance(failure, BaseExceptionGroup):
-            return _first(failure)
-        if not isinstance(failure, anyio.get_cancelled_exc_class()):
-            return failure
-    return failures.exceptions[0]

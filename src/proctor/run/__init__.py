@@ -14,12 +14,41 @@ outcome = run_sync(proctor.load_suites(["evals/"]), RunOptions(model="gpt-4.1-mi
 
 from __future__ import annotations
 
-from proctor.run.batch import run, run_sync
-from proctor.run.execute import Ending, execute
-from proctor.run.options import RunObserver, RunOptions
-from proctor.run.plan import filter_cases
-from proctor.run.record import RunOutcome
-from proctor.run.rescore import rescore, rescore_sync
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proctor.run.batch import run, run_sync
+    from proctor.run.execute import Ending, execute
+    from proctor.run.options import RunObserver, RunOptions
+    from proctor.run.plan import filter_cases
+    from proctor.run.record import RunOutcome
+    from proctor.run.rescore import rescore, rescore_sync
+
+# Names load on first use (PEP 562): `proctor score` and the service use the executor alone, without the
+# targets, graphs and drivers a suite run builds.
+_LAZY = {
+    "Ending": "proctor.run.execute",
+    "RunObserver": "proctor.run.options",
+    "RunOptions": "proctor.run.options",
+    "RunOutcome": "proctor.run.record",
+    "execute": "proctor.run.execute",
+    "filter_cases": "proctor.run.plan",
+    "rescore": "proctor.run.rescore",
+    "rescore_sync": "proctor.run.rescore",
+    "run": "proctor.run.batch",
+    "run_sync": "proctor.run.batch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proctor.run' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Ending",

@@ -18,6 +18,7 @@ import anyio
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
+from proctor.run.execute import execute
 from proctor.service._models import EvaluationRequest, EvaluationResult
 from proctor.service._pipeline import Pipeline, ServiceSettings, build_pipeline
 
@@ -180,18 +181,14 @@ async def evaluate_all(
 ) -> list[EvaluationResult]:
     """Evaluate events with at most `workers` at once; results in input order."""
     results: list[EvaluationResult | None] = [None] * len(events)
-    limiter = anyio.CapacityLimiter(workers)
 
     async def one(index: int) -> None:
-        async with limiter:
-            result = await pipeline.evaluate(events[index])
+        result = await pipeline.evaluate(events[index])
         results[index] = result
         if progress is not None:
             progress(result)
 
-    async with anyio.create_task_group() as group:
-        for index in range(len(events)):
-            group.start_soon(one, index)
+    await execute(range(len(events)), one, concurrency=workers)
     return [result for result in results if result is not None]
 
 

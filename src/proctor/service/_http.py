@@ -23,7 +23,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 from pydantic import TypeAdapter, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -32,6 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from proctor import __version__
+from proctor.service._batch import evaluate_all
 from proctor.service._models import EvaluationRequest, EvaluationResult
 from proctor.service._pipeline import Pipeline
 
@@ -180,17 +180,8 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
         if len(events) > options.max_batch:
             message = f"a batch holds at most {options.max_batch} events, got {len(events)}"
             return _unprocessable([{"loc": ["body"], "msg": message, "type": "too_long"}])
-        results: list[EvaluationResult | None] = [None] * len(events)
-        limiter = anyio.CapacityLimiter(options.batch_concurrency)
-
-        async def one(index: int) -> None:
-            async with limiter:
-                results[index] = await pipeline.evaluate(events[index])
-
-        async with anyio.create_task_group() as group:
-            for index in range(len(events)):
-                group.start_soon(one, index)
-        payload = b"[" + b",".join(r.model_dump_json().encode() for r in results if r is not None) + b"]"
+        results = await evaluate_all(pipeline, events, workers=options.batch_concurrency)
+        payload = b"[" + b",".join(r.model_dump_json().encode() for r in results) + b"]"
         return Response(payload, media_type=JSON)
 
     async def http_error(request: Request, exc: Exception) -> Response:
