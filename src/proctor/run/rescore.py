@@ -190,24 +190,7 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
     ]
     models = ModelServices(options) if any(needs_judge(c) for c in planned) or options.budget else None
     started = _now()
-    results: list[CaseResult] = []
-    work: list[tuple[Case | None, CaseResult, TrialResult]] = []
-    for raw in data["cases"]:
-        key = f"{raw.get('file', '')}::{raw['name']}"
-        case = suite_cases.get(key)
-        result = CaseResult(
-            raw["name"],
-            case.suite if case else raw.get("suite", ""),
-            raw.get("file", ""),
-            list(case.tags) if case else list(raw.get("tags") or []),
-            case.scoring.min_pass_rate if case else raw.get("min_pass_rate", 1.0),
-            [],
-            case.description if case else raw.get("description"),
-        )
-        results.append(result)
-        for trial in raw.get("trials") or []:
-            work.append((case, result, TrialResult.from_dict(key, trial)))
-
+    results, work = _stored_work(data, suite_cases)
     done: dict[int, TrialResult] = {}
 
     async def one(number: int) -> None:
@@ -228,11 +211,51 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
     for number, (_, result, _) in enumerate(work):
         result.trials.append(done[number])
     results_dir = options.results_dir or results_file.parent
-    stamp = started.strftime("%Y%m%dT%H%M%SZ")
-    run_id = f"{data['run_id']}-rescored-{stamp}"
+    run = _rescored_run(data, results, started, options, results_dir, planned_trials=len(work))
+    if models is not None and models.budget is not None and models.budget.exhausted:
+        run.status = "aborted"
+        run.reason = f"budget of ${models.budget.limit_usd:g} reached while re-judging: later judge checks are errors"
+    return _write(run, results_dir, options, planned)
+
+
+_Work = tuple["Case | None", CaseResult, TrialResult]
+"""A stored trial to re-check: its case in the suite (`None` when it is gone), its case result, the trial."""
+
+
+def _stored_work(data: dict[str, Any], suite_cases: dict[str, Case]) -> tuple[list[CaseResult], list[_Work]]:
+    """The new run's case results (empty) and every stored trial to re-check."""
+    results: list[CaseResult] = []
+    work: list[_Work] = []
+    for raw in data["cases"]:
+        key = f"{raw.get('file', '')}::{raw['name']}"
+        case = suite_cases.get(key)
+        result = CaseResult(
+            raw["name"],
+            case.suite if case else raw.get("suite", ""),
+            raw.get("file", ""),
+            list(case.tags) if case else list(raw.get("tags") or []),
+            case.scoring.min_pass_rate if case else raw.get("min_pass_rate", 1.0),
+            [],
+            case.description if case else raw.get("description"),
+        )
+        results.append(result)
+        work.extend((case, result, TrialResult.from_dict(key, trial)) for trial in raw.get("trials") or [])
+    return results, work
+
+
+def _rescored_run(
+    data: dict[str, Any],
+    results: list[CaseResult],
+    started: datetime,
+    options: RunOptions,
+    results_dir: Path,
+    *,
+    planned_trials: int,
+) -> RunResult:
+    run_id = f"{data['run_id']}-rescored-{started.strftime('%Y%m%dT%H%M%SZ')}"
     if options.write_results:
         run_id = unique_run_id(results_dir, run_id)
-    run = RunResult(
+    return RunResult(
         run_id=run_id,
         started_at=started.isoformat(timespec="seconds"),
         model=data.get("model"),
@@ -240,16 +263,16 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
         cases=results,
         finished_at=_now().isoformat(timespec="seconds"),
         seed=data.get("seed"),
-        planned_trials=((data.get("summary") or {}).get("trials") or {}).get("planned", len(work)),
+        planned_trials=((data.get("summary") or {}).get("trials") or {}).get("planned", planned_trials),
         rescored_from=data["run_id"],
     )
-    if models is not None and models.budget is not None and models.budget.exhausted:
-        run.status = "aborted"
-        run.reason = f"budget of ${models.budget.limit_usd:g} reached while re-judging: later judge checks are errors"
+
+
+def _write(run: RunResult, results_dir: Path, options: RunOptions, planned: list[Case]) -> RunOutcome:
     out = run.to_dict()
     path: Path | None = None
     if options.write_results:
-        path = results_dir / f"{run_id}.json"
+        path = results_dir / f"{run.run_id}.json"
         write_json(path, out)
         index_run(options.history or default_history_path(results_dir), path, out)
     return RunOutcome(run, out, path, planned)

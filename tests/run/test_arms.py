@@ -403,7 +403,7 @@ def test_watsonx_datasets_can_be_played_by_a_simulated_user(
 ) -> None:
     import shutil
 
-    examples = Path(__file__).resolve().parents[1] / "examples" / "watsonx"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "watsonx"
     shutil.copy(examples / "hr_agent_timeoff.json", tmp_path)
     (tmp_path / "config.yaml").write_text("simulate: true\n", encoding="utf-8")
     (suite,) = load_suites([tmp_path], registry)

@@ -1,4 +1,4 @@
-"""`proctor._rescore`: what a re-score re-runs, keeps and warns about (no judge model needed)."""
+"""`proctor.run.rescore`: what a re-score re-runs, keeps and warns about (no judge model needed)."""
 
 from __future__ import annotations
 
