@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
 from proctor.checks._judging import Judge, JudgeCall, judge_error, no_judge
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
+from proctor.errors import ModelOutputError
 from proctor.suite import AssertionSpec
 
 __all__ = ["GEvalSpec", "GEvalSteps", "expected_score"]
@@ -94,6 +95,7 @@ async def _steps(judge: Judge, spec: GEvalSpec, call: JudgeCall) -> list[str]:
 
 
 async def _score(judge: Judge, spec: GEvalSpec, variables: dict[str, Any], call: JudgeCall) -> tuple[float, str]:
+    # on first use: `proctor.models` is heavy, and `import proctor.checks` (schema, list) stays light
     from proctor.models import GenerateConfig
 
     low, high = spec.scale
@@ -111,8 +113,6 @@ async def _score(judge: Judge, spec: GEvalSpec, variables: dict[str, Any], call:
     call.raw_outputs = texts
     scores = [int(m.group(0)) for m in map(_INTEGER.search, texts) if m and low <= int(m.group(0)) <= high]
     if not scores:
-        from proctor.errors import ModelOutputError
-
         raise ModelOutputError(f"no sample was a score from {low} to {high}", texts)
     return sum(scores) / len(scores), f"mean of {len(scores)} samples"
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from proctor.checks._result import CheckResult
+from proctor.errors import BudgetExceeded, ModelOutputError
 
 if TYPE_CHECKING:
     import jinja2
@@ -106,6 +107,7 @@ class Judge:
         return self.model.name
 
     def _hash(self, template: str) -> str:
+        # on first use: `proctor.models` is heavy, and `import proctor.checks` (schema, list) stays light
         from proctor.models import prompt_hash
 
         if template not in self._hashes:
@@ -130,6 +132,7 @@ class Judge:
         Raises:
             proctor.errors.ModelError: The call failed; `ModelOutputError` carries the raw outputs.
         """
+        # on first use: `proctor.models` is heavy, and `import proctor.checks` (schema, list) stays light
         from proctor.models import generate_structured
 
         call = self.new_call(template)
@@ -159,8 +162,6 @@ def judge_error(
     name: str, kind: str, weight: float, turn: int | None, exc: Exception, call: JudgeCall | None = None
 ) -> CheckResult:
     """The `error` result of a judge check that could not run; raw outputs are kept in the details."""
-    from proctor.errors import BudgetExceeded, ModelOutputError
-
     details: dict[str, Any] = {}
     if call is not None:
         details["judge"] = call.to_details()

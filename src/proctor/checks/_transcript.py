@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from proctor.checks._judging import judge_error, no_judge
 from proctor.checks._result import CheckResult
+from proctor.errors import ModelError
 
 if TYPE_CHECKING:
     from proctor.checks._judging import Judge
@@ -59,8 +60,6 @@ async def judge_transcript(
         return no_judge(NAME, "transcript", weight, None)
     if not tasks:
         return CheckResult(NAME, "transcript", "skipped", None, weight, "the case has no tasks to score")
-    from proctor.errors import ModelError
-
     variables = {"tasks": list(tasks), "transcript": list(messages)}
     try:
         verdict, call = await judge.structured("transcript", variables, TranscriptScore)

@@ -102,6 +102,7 @@ def make_judge(model: Model | Judge | str | None) -> Judge | None:
     if model is None or isinstance(model, Judge):
         return model
     if isinstance(model, str):
+        # on first use: a caller that passes a built model never pays for the provider registry
         from proctor.models import get_model
 
         model = get_model(model)

@@ -133,6 +133,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
         return Response(health, media_type=JSON)
 
     async def openapi_route(request: Request) -> Response:
+        # on first use: only a client asking for the schema pays for reading it
         from proctor.service._openapi import committed_schema_text
 
         return Response(committed_schema_text(), media_type=JSON)

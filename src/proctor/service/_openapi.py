@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from proctor import __version__
 from proctor.service._models import EvaluationRequest, EvaluationResult, HealthResponse
 from proctor.service._pipeline import JUDGES
 
@@ -79,8 +80,6 @@ def _responses(ok: dict[str, Any], *extra: int) -> dict[str, Any]:
 
 def openapi_schema() -> dict[str, Any]:
     """Build the OpenAPI document of the HTTP API."""
-    from proctor import __version__
-
     models: list[tuple[type[BaseModel], Any]] = [
         (EvaluationRequest, "validation"),
         (EvaluationResult, "serialization"),

@@ -34,6 +34,7 @@ from proctor.suite._journey import Goal, JourneySpec, MatchingSpec, goal_graph_p
 from proctor.suite._model import AssertionSpec, CheckCatalog, TurnSpec
 from proctor.suite._simulate import SimulateSpec
 from proctor.suite._suite import Case, Suite
+from proctor.suite._yaml import fast_load
 
 __all__ = [
     "CONFIG_NAMES",
@@ -116,8 +117,6 @@ def matching_config(folder: Path) -> tuple[dict[str, Any], list[SuiteIssue]]:
 
 @lru_cache(maxsize=64)
 def _read_config(path: str, mtime_ns: int) -> tuple[dict[str, Any], list[SuiteIssue]]:
-    from proctor.suite._yaml import fast_load
-
     try:
         data = fast_load(Path(path).read_text(encoding="utf-8"))
     except Exception as exc:  # any YAML or read error: one located issue
