@@ -85,8 +85,10 @@ def _weighted(results: Iterable[CheckResult]) -> float | None:
 
 
 def nothing_scored_reason(checks: Sequence[CheckResult]) -> str:
-    """Why a trial with no scored check verified nothing: no checks, every check skipped (with their reasons), or
-    only checks of weight 0."""
+    """Why a trial with no scored check verified nothing.
+
+    No checks, every check skipped (with their reasons), or only checks of weight 0.
+    """
     if not checks:
         return "nothing was scored: the case has no checks"
     skipped = [c for c in checks if c.status == "skipped"]
@@ -133,7 +135,8 @@ def score_trial(
     status: TrialStatus = "passed" if score >= pass_threshold else "failed"
     failed = [c.name for c in checks if c.status == "failed"]
     if strict and failed and status == "passed":
-        note = f"strict: failed because {len(failed)} check(s) failed ({', '.join(failed[:3])}) although the score passed"
+        names = ", ".join(failed[:3])
+        note = f"strict: failed because {len(failed)} check(s) failed ({names}) although the score passed"
         return TrialScore(score, "failed", errored, skipped, (note,))
     return TrialScore(score, status, errored, skipped)
 
@@ -238,8 +241,9 @@ def parse_error_limit(text: str) -> ErrorLimit:
 
 
 class ErrorBudget:
-    """Counts errored trials against an `ErrorLimit`; the run stops once `exceeded` (τ²-bench `--max-errors`,
-    Inspect `fail_on_error`).
+    """Counts errored trials against an `ErrorLimit`; the run stops once `exceeded`.
+
+    As τ²-bench's `--max-errors` and Inspect's `fail_on_error`.
 
     Args:
         limit: The limit.

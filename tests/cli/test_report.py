@@ -144,7 +144,7 @@ def test_rescore_rejudges_stored_transcripts_without_the_agent(
     suites.mkdir()
     (suites / "judged.yaml").write_text(JUDGED)
     (suites / "tone.md").write_text("# Tone\n- Polite\n")
-    first = invoke("run", str(suites), "--ci")
+    first = invoke("run", str(suites), "--ci", "--allow-skipped")  # no judge on purpose: --ci alone refuses
     assert first.exit_code == 0, first.output
     original = json.loads(first.stdout)
     assert original["summary"]["checks"]["skipped"] == 4  # no judge: llm-rubric and rubric skipped

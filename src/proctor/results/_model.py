@@ -223,8 +223,10 @@ class CaseResult:
 
 
 def failing_checks(trials: list[TrialResult]) -> list[dict[str, Any]]:
-    """Every check that failed in at least one trial, in check order: name, type, turn, how many trials it
-    failed in of how many ran it, and its first failure's reason (so a passing case still shows them)."""
+    """Every check that failed in at least one trial, in check order (so a passing case still shows them).
+
+    Each: name, type, turn, in how many trials it failed of how many scored it, and its first failure's reason.
+    """
     found: dict[tuple[str, str, int | None], dict[str, Any]] = {}
     for trial in trials:
         for check in trial.checks:
