@@ -68,6 +68,18 @@ async def test_unusable_judge_output_is_an_error_with_raw_outputs(model_server: 
 
 
 @pytest.mark.anyio
+async def test_a_verdict_cut_off_at_the_token_limit_is_an_error_never_a_score(model_server: Any) -> None:
+    cut = '{"reason": "The reply names Paris but", "score": 0.'
+    script = model_server.script(Reply(cut, finish_reason="length"))
+    result = await judged({"type": "relevance"}, judge_for(script))
+    assert (result.status, result.score) == ("error", None)  # before issue 14: repaired to 0.0, failed
+    assert "cut off (finish reason 'length')" in result.reason
+    assert result.details["raw_outputs"] == [cut]
+    whole = model_server.script(Reply(json.dumps({"reason": "ok", "pass": True, "score": 1}), finish_reason="length"))
+    assert (await judged({"type": "llm-rubric", "value": "x"}, judge_for(whole))).status == "error"
+
+
+@pytest.mark.anyio
 async def test_unreachable_judge_is_an_error_not_a_score(model_server: Any) -> None:
     script = model_server.script(default=Reply(status=500, body={"error": "down"}))
     result = await judged({"type": "relevance"}, judge_for(script))
