@@ -312,3 +312,21 @@ def test_bad_max_errors_exits_2_with_the_reason(tmp_path: Path) -> None:
     assert "--max-errors: expected a count of errored trials (e.g. 3), a rate (0.1) or a percentage (10%)" in (
         result.output
     )
+
+
+def test_the_readmes_lobu_migration_example_scores_as_it_says(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Coming from the Lobu CLI", 1)[1].split("\n## ", 1)[0]
+    suite = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "remembers-me.yaml").write_text(
+        suite + "trials: 1\ntarget: python:helpers.agents:forgetful\n", encoding="utf-8"
+    )
+    result = runner.invoke(app, ["run", str(tmp_path), "--ci"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(Path(json.loads(result.stdout)["results_file"]).read_text())
+    trial = data["cases"][0]["trials"][0]
+    assert (trial["status"], trial["score"]) == ("failed", 0.25)
+    lobu_cli = sum(check["score"] for check in trial["checks"])  # weights ignored, turn scores added
+    assert lobu_cli == 1.0
+    assert "| Lobu CLI | 1 (weight ignored) | 0 | 1 + 0 = **1.0** | passed |" in section
+    assert "= **0.25** | failed |" in section
