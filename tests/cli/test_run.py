@@ -330,3 +330,19 @@ def test_the_readmes_lobu_migration_example_scores_as_it_says(tmp_path: Path) ->
     assert lobu_cli == 1.0
     assert "| Lobu CLI | 1 (weight ignored) | 0 | 1 + 0 = **1.0** | passed |" in section
     assert "= **0.25** | failed |" in section
+
+
+def test_exit_codes_follow_the_written_results() -> None:
+    from proctor.cli._console import EXIT_ERRORED, EXIT_SKIPPED, EXIT_UNREACHABLE, exit_code
+    from proctor.scoring import ErrorBudget, parse_error_limit
+
+    summary = {"failed": 0, "errored": 0, "skipped": 1}
+    data = {"status": "complete", "reason": None, "cases": [], "summary": summary}
+    assert exit_code(data) == 0 and exit_code(data, fail_on_skipped=True) == EXIT_SKIPPED
+    assert exit_code({**data, "summary": {**summary, "errored": 1}}, fail_on_skipped=True) == EXIT_ERRORED
+    assert exit_code({**data, "summary": {**summary, "errored": 1, "failed": 1}}) == 1
+    budget = ErrorBudget(parse_error_limit("0"), planned=4)
+    budget.record("error")
+    stopped = {**data, "status": "aborted", "reason": budget.reason()}  # how the runner records the stop
+    assert exit_code(stopped) == EXIT_ERRORED
+    assert exit_code({**data, "status": "aborted", "reason": "budget of $1 reached"}) == EXIT_UNREACHABLE
