@@ -70,6 +70,9 @@ def test_lenient_reader_keeps_text_it_cannot_be_sure_of_as_text() -> None:
     with pytest.raises(LenientJSONError) as info:
         loads_lenient('{"criteria": [{"name": "Polite", "passed": true}')
     assert info.value.truncated
+    with pytest.raises(LenientJSONError, match="an array item is missing"):
+        loads_lenient("[0.9, , 0.1]")
+    assert loads_lenient("[1, 2,]") == [1, 2]
 
 
 def test_braces_inside_strings_do_not_confuse_extraction() -> None:

@@ -153,6 +153,7 @@ class _Reader:
     def array(self) -> list[Any]:
         self.at += 1
         out: list[Any] = []
+        after_item = False
         while True:
             char = self.peek()
             if not char:
@@ -161,9 +162,13 @@ class _Reader:
                 self.at += 1
                 return out
             if char == ",":
+                if not after_item:  # `[1,,2]` or `[,1]`: an item is missing, and is not made up or dropped
+                    raise LenientJSONError(f"an array item is missing at offset {self.at}")
                 self.at += 1
+                after_item = False
                 continue
             out.append(self.value("an array item"))
+            after_item = True
 
 
 def loads_lenient(text: str) -> Any:
