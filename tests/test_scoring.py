@@ -1,11 +1,17 @@
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from proctor.checks import CheckResult
-from proctor.scoring import case_outcome, pass_hat_k, percentile, score_trial
+from proctor.scoring import (
+    ERROR_BUDGET_EXCEEDED,
+    ErrorBudget,
+    case_outcome,
+    parse_error_limit,
+    pass_hat_k,
+    percentile,
+    score_trial,
+)
 
 
 def result(status: str, score: float | None, weight: float = 1.0, kind: str = "contains") -> CheckResult:
@@ -35,14 +41,59 @@ def test_rubric_blend_half_and_half_or_alone() -> None:
     assert score_trial(rubric, pass_threshold=0.8).score == pytest.approx(0.9)
 
 
-def test_nothing_scored_passes_with_a_warning_and_no_nan() -> None:
+def test_nothing_scored_is_skipped_with_the_reason_never_passed() -> None:
+    # Was "passes with a warning" (issue 14): nothing unchecked passes.
     none = score_trial([], pass_threshold=0.8)
-    assert (none.status, none.score) == ("passed", None)
-    assert "no checks" in none.warnings[0]
-    skipped = score_trial([result("skipped", None)], pass_threshold=0.8)
-    assert skipped.status == "passed" and "all skipped" in skipped.warnings[0]
+    assert (none.status, none.score, none.reason) == ("skipped", None, "nothing was scored: the case has no checks")
+    no_judge = CheckResult("polite", "llm-rubric", "skipped", None, 1.0, "no judge model configured: pass --judge")
+    skipped = score_trial([no_judge], pass_threshold=0.8)
+    assert skipped.status == "skipped"
+    assert skipped.reason == "nothing was scored: 1 check was skipped (no judge model configured: pass --judge)"
     zero_weight = score_trial([result("passed", 1.0, 0.0)], pass_threshold=0.8)
-    assert zero_weight.score is None and not any(math.isnan(x) for x in [0.0])
+    assert (zero_weight.status, zero_weight.score) == ("skipped", None)
+    assert zero_weight.reason is not None and "weight 0" in zero_weight.reason
+    errored = score_trial([no_judge, result("error", None)], pass_threshold=0.8)
+    assert errored.status == "error"  # a check that errored makes it an error, not a skip
+
+
+def test_strict_fails_a_trial_with_any_failed_check() -> None:
+    checks = [result("passed", 1.0, 9.0), result("failed", 0.0, 1.0)]
+    assert score_trial(checks, pass_threshold=0.8).status == "passed"
+    strict = score_trial(checks, pass_threshold=0.8, strict=True)
+    assert (strict.status, strict.score) == ("failed", pytest.approx(0.9))
+    assert "1 check(s) failed (c)" in strict.warnings[0]
+    assert score_trial(checks[:1], pass_threshold=0.8, strict=True).status == "passed"
+
+
+def test_a_case_whose_trials_were_all_skipped_is_skipped() -> None:
+    assert case_outcome(["skipped", "skipped"], min_pass_rate=0.8).status == "skipped"
+    assert case_outcome(["skipped", "passed"], min_pass_rate=0.8).status == "passed"  # decided by what was scored
+
+
+@pytest.mark.parametrize(
+    ("text", "planned", "statuses", "exceeded"),
+    [
+        ("0", 10, ["passed", "error"], True),
+        ("2", 10, ["error", "error"], False),
+        ("2", 10, ["error", "error", "failed", "error"], True),
+        ("0.2", 10, ["error", "error"], False),
+        ("20%", 10, ["error", "error", "error"], True),
+        ("0.05", 10, ["error"], True),  # 5 % of 10 planned tolerates none
+    ],
+)
+def test_error_budget(text: str, planned: int, statuses: list[str], exceeded: bool) -> None:
+    budget = ErrorBudget(parse_error_limit(text), planned)
+    for status in statuses:
+        budget.record(status)
+    assert budget.exceeded is exceeded
+    assert budget.reason().startswith(ERROR_BUDGET_EXCEEDED)
+    assert f"--max-errors {parse_error_limit(text)} allows" in budget.reason()
+
+
+@pytest.mark.parametrize("text", ["-1", "1.5", "0%", "abc", "100%", ""])
+def test_error_limit_rejects_bad_values(text: str) -> None:
+    with pytest.raises(ValueError, match="expected a count of errored trials"):
+        parse_error_limit(text)
 
 
 def test_conversation_error_makes_the_trial_error() -> None:

@@ -6,10 +6,13 @@ Rules (Lobu's, with its defects fixed):
   `skipped` checks are left out and counted, never scored as 0 or 1).
 * With a rubric: 0.5 x assertions + 0.5 x rubric; the rubric alone when there are no scored assertions.
 * A trial passes when its score >= `pass_threshold`. A trial with any `error` is `error`, not `failed`.
-  A trial with nothing scored passes with a warning (no division by zero, no NaN).
+  A trial with nothing scored (no checks, all skipped, or only weight 0) is `skipped` with the reason
+  (e.g. no judge model configured): nothing unchecked passes, and there is no division by zero or NaN.
+* `strict` (promptfoo's semantics): any failed check fails its trial, whatever the score.
 * A case passes when its pass rate >= `min_pass_rate`. Errored trials are unknowns: the case is
   `passed` or `failed` only when that outcome holds whatever the errored trials would have been,
-  else it is `error`.
+  else it is `error`. A case whose every trial was skipped is `skipped`.
+* An error budget (`--max-errors N|RATE`) stops a run once more trials errored than it allows.
 
 The Go Eval Agent's confidence (the online service, `proctor.service`): `precheck_weight` x the mean
 precheck score + `judge_weight` x the mean judge score, in bands: `pass` above 0.8, `review` above 0.5,
@@ -26,8 +29,11 @@ from typing import Literal
 from proctor.checks import CheckResult
 
 __all__ = [
+    "ERROR_BUDGET_EXCEEDED",
     "CaseOutcome",
     "Composite",
+    "ErrorBudget",
+    "ErrorLimit",
     "TrialScore",
     "VerdictBand",
     "arm_status",
@@ -36,6 +42,8 @@ __all__ = [
     "composite_score",
     "early_exit",
     "mean_score",
+    "nothing_scored_reason",
+    "parse_error_limit",
     "pass_hat_k",
     "percentile",
     "score_trial",
@@ -47,7 +55,7 @@ __all__ = [
 RUBRIC_SHARE = 0.5
 """The rubric's share of the trial score when both assertions and a rubric were scored."""
 
-TrialStatus = Literal["passed", "failed", "error"]
+TrialStatus = Literal["passed", "failed", "error", "skipped"]
 CaseStatus = Literal["passed", "failed", "error", "inconclusive", "skipped"]
 
 
@@ -58,13 +66,16 @@ class TrialScore:
     score: float | None
     """0..1, or `None` when no check was scored."""
     status: TrialStatus
-    """`passed`, `failed`, or `error` (a check or the conversation could not run)."""
+    """`passed`, `failed`, `error` (a check or the conversation could not run), or `skipped` (nothing was
+    scored: see `reason`)."""
     errored_checks: int
     """Checks with status `error`."""
     skipped_checks: int
     """Checks with status `skipped`."""
     warnings: tuple[str, ...] = ()
-    """Things a reader should know, e.g. that nothing was scored."""
+    """Things a reader should know, e.g. that `strict` failed a trial whose score passed."""
+    reason: str | None = None
+    """Why the trial is `skipped` (nothing was scored); `None` otherwise."""
 
 
 def weighted_score(results: Iterable[CheckResult]) -> float | None:
@@ -77,8 +88,27 @@ def weighted_score(results: Iterable[CheckResult]) -> float | None:
     return total / weight if weight > 0 else None
 
 
+def nothing_scored_reason(checks: Sequence[CheckResult]) -> str:
+    """Why a trial with no scored check verified nothing.
+
+    No checks, every check skipped (with their reasons), or only checks of weight 0.
+    """
+    if not checks:
+        return "nothing was scored: the case has no checks"
+    skipped = [c for c in checks if c.status == "skipped"]
+    if len(skipped) == len(checks):
+        reasons = "; ".join(dict.fromkeys(c.reason for c in skipped if c.reason)) or "no reason given"
+        noun = "check was" if len(skipped) == 1 else "checks were"
+        return f"nothing was scored: {len(skipped)} {noun} skipped ({reasons})"
+    return "nothing was scored: every check that ran has weight 0"
+
+
 def score_trial(
-    checks: Sequence[CheckResult], *, pass_threshold: float, conversation_error: str | None = None
+    checks: Sequence[CheckResult],
+    *,
+    pass_threshold: float,
+    conversation_error: str | None = None,
+    strict: bool = False,
 ) -> TrialScore:
     """Score one trial from all its check results.
 
@@ -86,6 +116,11 @@ def score_trial(
         checks: Every check result of the trial (turn checks and the rubric, whose type is `rubric`).
         pass_threshold: Minimum score for the trial to pass.
         conversation_error: Set when the conversation itself failed (target error): the trial is `error`.
+        strict: Any `failed` check fails the trial, whatever its score (promptfoo's semantics).
+
+    Returns:
+        The score and status: `error` when a check errored or the conversation failed, `skipped` (with the
+        reason) when nothing was scored, else `passed` or `failed`.
     """
     errored = sum(1 for c in checks if c.status == "error")
     skipped = sum(1 for c in checks if c.status == "skipped")
@@ -95,19 +130,18 @@ def score_trial(
         score: float | None = (1 - RUBRIC_SHARE) * assertions + RUBRIC_SHARE * rubric
     else:
         score = assertions if assertions is not None else rubric
-    warnings: list[str] = []
     if score is not None and not math.isfinite(score):  # defensive: never report NaN
         score = None
     if conversation_error is not None or errored:
         return TrialScore(score, "error", errored, skipped)
     if score is None:
-        warnings.append(
-            "no check was scored (no checks, or all skipped): the trial passes with nothing verified"
-            if checks
-            else "the case has no checks: the trial passes with nothing verified"
-        )
-        return TrialScore(None, "passed", errored, skipped, tuple(warnings))
+        return TrialScore(None, "skipped", errored, skipped, reason=nothing_scored_reason(checks))
     status: TrialStatus = "passed" if score >= pass_threshold else "failed"
+    failed = [c.name for c in checks if c.status == "failed"]
+    if strict and failed and status == "passed":
+        names = ", ".join(failed[:3])
+        note = f"strict: failed because {len(failed)} check(s) failed ({names}) although the score passed"
+        return TrialScore(score, "failed", errored, skipped, (note,))
     return TrialScore(score, status, errored, skipped)
 
 
@@ -163,6 +197,102 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     if k <= 0 or k > n:
         raise ValueError(f"k must be in 1..{n}, got {k}")
     return math.comb(c, k) / math.comb(n, k)
+
+
+ERROR_BUDGET_EXCEEDED = "error budget exceeded"
+"""How the reason of a run stopped by `--max-errors` begins (the CLI then exits with the errored code)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorLimit:
+    """How many errored trials a run tolerates: a count, or a share of the planned trials."""
+
+    count: int | None = None
+    """At most this many errored trials (0: stop at the first error)."""
+    rate: float | None = None
+    """At most this share (0..1, exclusive of 0) of the planned trials may error."""
+
+    def __post_init__(self) -> None:
+        if (self.count is None) == (self.rate is None):
+            raise ValueError("an error limit is either a count or a rate")
+        if self.count is not None and self.count < 0:
+            raise ValueError(f"the error count must be >= 0, got {self.count}")
+        if self.rate is not None and not 0 < self.rate < 1:
+            raise ValueError(f"the error rate must be between 0 and 1 (exclusive), got {self.rate}")
+
+    def __str__(self) -> str:
+        return str(self.count) if self.count is not None else f"{self.rate:g}"
+
+
+def parse_error_limit(text: str) -> ErrorLimit:
+    """Read `--max-errors`: an integer count (`0`, `5`), a rate (`0.1`) or a percentage (`10%`).
+
+    Raises:
+        ValueError: Not a count >= 0, a rate in (0, 1) or a percentage in (0, 100); the message says which.
+    """
+    value = text.strip()
+    try:
+        if value.endswith("%"):
+            return ErrorLimit(rate=float(value[:-1]) / 100)
+        if value.isdigit():
+            return ErrorLimit(count=int(value))
+        return ErrorLimit(rate=float(value))
+    except ValueError as exc:
+        detail = str(exc) if "error" in str(exc) else "not a number"
+        raise ValueError(
+            f"expected a count of errored trials (e.g. 3), a rate (0.1) or a percentage (10%); found {text!r}: {detail}"
+        ) from None
+
+
+class ErrorBudget:
+    """Counts errored trials against an `ErrorLimit`; the run stops once `exceeded`.
+
+    As τ²-bench's `--max-errors` and Inspect's `fail_on_error`.
+
+    Args:
+        limit: The limit.
+        planned: Trials the run planned (a rate is a share of these).
+
+    Example:
+        ```python
+        budget = ErrorBudget(parse_error_limit("1"), planned=10)
+        budget.record("error"); budget.record("passed"); budget.record("error")
+        assert budget.exceeded and budget.reason().startswith(ERROR_BUDGET_EXCEEDED)
+        ```
+    """
+
+    def __init__(self, limit: ErrorLimit, planned: int) -> None:
+        self.limit = limit
+        self.planned = planned
+        self.errors = 0
+        """Errored trials recorded so far."""
+        self.finished = 0
+        """Trials recorded so far."""
+
+    @property
+    def allowed(self) -> int:
+        """The most errored trials the limit tolerates."""
+        if self.limit.count is not None:
+            return self.limit.count
+        return math.floor((self.limit.rate or 0.0) * self.planned + 1e-9)
+
+    def record(self, trial_status: str) -> None:
+        """Count one finished trial (only `error` counts against the budget)."""
+        self.finished += 1
+        if trial_status == "error":
+            self.errors += 1
+
+    @property
+    def exceeded(self) -> bool:
+        """Whether more trials errored than the limit allows."""
+        return self.errors > self.allowed
+
+    def reason(self) -> str:
+        """The run's stop reason, beginning with `ERROR_BUDGET_EXCEEDED`."""
+        return (
+            f"{ERROR_BUDGET_EXCEEDED}: {self.errors} of {self.finished} finished trials errored, "
+            f"more than --max-errors {self.limit} allows ({self.allowed} of {self.planned} planned)"
+        )
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -259,24 +389,25 @@ def _round6(value: float | None) -> float | None:
 
 def arm_status(
     stop: str, composite: Composite, checks: Sequence[CheckResult], faults: Sequence[str], *, pass_threshold: float
-) -> tuple[str, list[str]]:
+) -> tuple[str, str | None]:
     """A simulated arm's status from how its conversation ended, its checks and its composite score.
 
     `error` when the agent failed (or a check could not run), `inconclusive` when the simulator
-    misbehaved (never the agent's failure), else `passed` when the composite reaches `pass_threshold`.
+    misbehaved (never the agent's failure), `skipped` when nothing was scored (never `passed`), else
+    `passed` when the composite reaches `pass_threshold`.
 
     Returns:
-        The status and the warnings that go with it.
+        The status, and the reason when it is `skipped`.
     """
     if stop == "error":
-        return "error", []
+        return "error", None
     if faults or stop == "simulator_error":
-        return "inconclusive", []
+        return "inconclusive", None
     if any(c.status == "error" for c in checks):
-        return "error", []
+        return "error", None
     if composite.overall is None:
-        return "passed", ["nothing was scored (no timing target, tasks judged or assertions): passes unverified"]
-    return ("passed" if composite.overall >= pass_threshold else "failed"), []
+        return "skipped", "nothing was scored (no timing target, tasks judged or assertions)"
+    return ("passed" if composite.overall >= pass_threshold else "failed"), None
 
 
 def early_exit(precheck_mean: float | None, threshold: float) -> bool:

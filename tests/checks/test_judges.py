@@ -10,6 +10,7 @@ import pytest
 
 from proctor.checks import CheckContext, CheckResult, registry, run_check
 from proctor.checks._judging import Judge
+from proctor.checks._rubric import split_rubric
 from proctor.models import ModelSettings, get_model, prompt_hash
 from proctor.suite import AssertionSpec, Rubric
 from proctor.transcript import AgentReply, Message
@@ -68,6 +69,18 @@ async def test_unusable_judge_output_is_an_error_with_raw_outputs(model_server: 
 
 
 @pytest.mark.anyio
+async def test_a_verdict_cut_off_at_the_token_limit_is_an_error_never_a_score(model_server: Any) -> None:
+    cut = '{"reason": "The reply names Paris but", "score": 0.'
+    script = model_server.script(Reply(cut, finish_reason="length"))
+    result = await judged({"type": "relevance"}, judge_for(script))
+    assert (result.status, result.score) == ("error", None)  # before issue 14: repaired to 0.0, failed
+    assert "cut off (finish reason 'length')" in result.reason
+    assert result.details["raw_outputs"] == [cut]
+    whole = model_server.script(Reply(json.dumps({"reason": "ok", "pass": True, "score": 1}), finish_reason="length"))
+    assert (await judged({"type": "llm-rubric", "value": "x"}, judge_for(whole))).status == "error"
+
+
+@pytest.mark.anyio
 async def test_unreachable_judge_is_an_error_not_a_score(model_server: Any) -> None:
     script = model_server.script(default=Reply(status=500, body={"error": "down"}))
     result = await judged({"type": "relevance"}, judge_for(script))
@@ -98,30 +111,95 @@ async def test_faithfulness_without_context_is_skipped_not_zero(model_server: An
     assert "needs context" in result.reason and script.bodies == []
 
 
-@pytest.mark.anyio
-async def test_rubric_file_scores_share_of_criteria_met(model_server: Any) -> None:
-    verdict = {
-        "criteria": [
-            {"name": "Direct", "passed": True, "explanation": "answers"},
-            {"name": "Format", "passed": False, "explanation": "no bullets"},
-            {"name": "Tone", "passed": True, "explanation": "polite"},
-            {"name": "Count", "passed": True, "explanation": "three"},
-        ],
-        "score": 0.9,
-    }
-    script = model_server.script(Reply(json.dumps(verdict)))
-    spec = AssertionSpec(type="rubric", name="rubric: tone.md")
-    rubric = Rubric(Path("tone.md"), "# Tone\n- Direct\n- Format\n")
+# A rubric in Lobu's documented layout (a title, sections, bullets), written for these tests.
+RUBRIC = """\
+# Answering well
+
+Grade the whole conversation.
+
+## Content
+- Answers the question that was asked
+- Gives exactly the number of items requested,
+  no more and no fewer
+- Cites where each fact came from
+
+## Manner
+- Polite throughout
+1. No unrequested follow-up questions
+"""
+
+
+async def rubric_result(script: Script, text: str = RUBRIC) -> CheckResult:
+    spec = AssertionSpec(type="rubric", name="rubric: answering.md")
+    rubric = Rubric(Path("answering.md"), text)
     context = CheckContext(
         None, None, [Message("user", "hi"), Message("assistant", "hello")], "c", rubric, judge_for(script)
     )
     pending = run_check(spec, context)
     assert not isinstance(pending, CheckResult)
-    result = await pending
-    assert (result.status, result.score) == ("failed", 0.75)
-    assert result.reason == "3 of 4 rubric criteria met; not met: Format (no bullets)"
-    assert result.details["judge_score"] == 0.9 and len(result.details["criteria"]) == 4
-    assert "# Tone" in script.bodies[0]["messages"][1]["content"]
+    return await pending
+
+
+def criteria_verdict(*passed: bool, **extra: Any) -> Reply:
+    criteria = [{"id": i, "name": f"c{i}", "passed": p, "explanation": f"why {i}"} for i, p in enumerate(passed, 1)]
+    return Reply(json.dumps({"criteria": criteria, "score": 0.9, **extra}))
+
+
+def test_proctor_splits_a_rubric_into_its_criteria() -> None:
+    criteria = split_rubric(RUBRIC)
+    assert [c.text for c in criteria] == [
+        "Answers the question that was asked",
+        "Gives exactly the number of items requested, no more and no fewer",
+        "Cites where each fact came from",
+        "Polite throughout",
+        "No unrequested follow-up questions",
+    ]
+    assert [c.section for c in criteria] == ["Content", "Content", "Content", "Manner", "Manner"]
+    assert [c.id for c in criteria] == [1, 2, 3, 4, 5]
+    assert [c.text for c in split_rubric("# Tone\nBe kind.\n\n# Facts\nCite sources.\n")] == [
+        "Be kind.",
+        "Cite sources.",
+    ]
+    assert [c.text for c in split_rubric("Just be helpful.")] == ["Just be helpful."]
+    assert split_rubric("  \n") == []
+
+
+@pytest.mark.anyio
+async def test_rubric_file_scores_the_share_of_its_own_criteria_met(model_server: Any) -> None:
+    script = model_server.script(criteria_verdict(True, False, True, True, True))
+    result = await rubric_result(script)
+    assert (result.status, result.score) == ("failed", 0.8)
+    assert result.reason == (
+        "4 of 5 rubric criteria met; not met: Gives exactly the number of items requested, no more and no fewer (why 2)"
+    )
+    records = result.details["criteria"]
+    assert [r["section"] for r in records][:2] == ["Content", "Content"] and result.details["judge_score"] == 0.9
+    assert records[1]["text"].startswith("Gives exactly the number") and records[1]["passed"] is False
+    prompt = script.bodies[0]["messages"][1]["content"]
+    assert "2. [Content] Gives exactly the number of items requested, no more and no fewer" in prompt
+
+
+@pytest.mark.anyio
+async def test_a_criterion_the_judge_leaves_out_is_an_error_not_met_nor_dropped(model_server: Any) -> None:
+    # Before issue 14 the judge's own list was the denominator: answering one criterion of five scored 1 of 1.
+    script = model_server.script(
+        Reply(json.dumps({"criteria": [{"name": "Polite", "passed": True, "explanation": "kind"}], "score": 1.0}))
+    )
+    result = await rubric_result(script)
+    assert (result.status, result.score) == ("error", None)
+    assert result.reason.startswith("the judge gave no verdict for 4 of 5 rubric criteria: 1. Answers the question")
+    polite = result.details["criteria"][3]
+    assert (polite["passed"], polite["explanation"]) == (True, "kind")  # matched by name
+    assert result.details["criteria"][0]["passed"] is None
+
+
+@pytest.mark.anyio
+async def test_criteria_are_matched_by_name_when_the_judge_gives_no_ids(model_server: Any) -> None:
+    answers = [{"name": "Direct", "passed": True, "explanation": "a"}, {"name": "Format", "passed": False}]
+    script = model_server.script(Reply(json.dumps({"criteria": answers})))
+    result = await rubric_result(script, "# Tone\n- Direct\n- Format\n")
+    assert (result.status, result.score) == ("failed", 0.5)
+    assert result.reason == "1 of 2 rubric criteria met; not met: Format"
 
 
 @pytest.mark.anyio

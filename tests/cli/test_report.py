@@ -144,7 +144,7 @@ def test_rescore_rejudges_stored_transcripts_without_the_agent(
     suites.mkdir()
     (suites / "judged.yaml").write_text(JUDGED)
     (suites / "tone.md").write_text("# Tone\n- Polite\n")
-    first = invoke("run", str(suites), "--ci")
+    first = invoke("run", str(suites), "--ci", "--allow-skipped")  # no judge on purpose: --ci alone refuses
     assert first.exit_code == 0, first.output
     original = json.loads(first.stdout)
     assert original["summary"]["checks"]["skipped"] == 4  # no judge: llm-rubric and rubric skipped
@@ -183,3 +183,36 @@ def test_rescore_rejudges_stored_transcripts_without_the_agent(
 
     bad_check = invoke("rescore", original["run_id"], "--checks", "no-such-check", *common)
     assert bad_check.exit_code == 2 and "--checks" in bad_check.output
+
+
+ALMOST = """\
+name: almost
+trials: 2
+target: python:helpers.agents:echo
+turns:
+  - content: "CONTENT"
+    assert:
+      - {type: contains, value: Alice, weight: 10}
+      - {type: contains-all, value: [Alice, Dave]}
+"""
+
+
+def test_compare_reports_a_check_regression_inside_a_case_that_still_passes(tmp_path: Path) -> None:
+    def run(content: str, name: str) -> str:
+        (tmp_path / "almost.yaml").write_text(ALMOST.replace("CONTENT", content))
+        result = invoke("run", str(tmp_path), "--ci", "--results-dir", str(tmp_path / name), "--model", name)
+        assert result.exit_code == 0, result.output
+        return str(json.loads(result.stdout)["results_file"])
+
+    before, after = run("Alice and Dave", "a"), run("Alice and Bob", "b")
+    table = invoke("compare", before, after)
+    assert table.exit_code == 0, table.output
+    # Before issue 14 the case was "unchanged" and hidden: it passed in both runs.
+    assert "check regressed almost: turn 1 contains-all" in table.output
+    assert "failed in 0 of 2 trials in A, 2 of 2 in B" in table.output
+    data = json.loads(invoke("compare", before, after, "--json").stdout)
+    (regression,) = data["check_regressions"]
+    assert regression["case"] == "almost" and regression["a"] == [0, 2] and regression["b"] == [2, 2]
+    assert data["cases"][0]["change"] == "unchanged" and data["cases"][0]["checks"][0]["change"] == "regressed"
+    by_id = invoke("compare", json.loads(Path(before).read_text())["run_id"], after, "--history", str(tmp_path))
+    assert "check regressed almost" in by_id.output  # from the history index too (checks read from the file)

@@ -198,3 +198,151 @@ def test_simulated_cases_without_a_model_are_skipped_and_exit_0(tmp_path: Path) 
     assert "skipped" in result.output and "--simulator" in result.output
     suite = ET.parse(junit).getroot()
     assert suite.get("skipped") == "1" and suite.get("failures") == "0"
+
+
+UNJUDGED = """\
+name: polite
+trials: 2
+target: python:helpers.agents:echo
+turns:
+  - content: "hello there"
+    assert:
+      - {type: llm-rubric, value: "Is polite"}
+"""
+UNCHECKED = """\
+name: unchecked
+trials: 1
+target: python:helpers.agents:echo
+turns:
+  - content: "hello there"
+"""
+
+
+def test_a_case_with_nothing_scored_is_skipped_and_says_why_everywhere(tmp_path: Path) -> None:
+    suite_dir(tmp_path, polite=UNJUDGED)
+    env = {"PROCTOR_JUDGE_MODEL": ""}
+    console = runner.invoke(app, ["run", str(tmp_path), "--results-dir", str(tmp_path / "r")], env=env)
+    assert console.exit_code == 0, console.output  # without --ci a skip is reported, not a failure
+    assert "1 cases: 0 passed, 0 failed, 0 errored, 1 skipped" in console.output
+    assert "trial 1 skipped: nothing was scored: 1 check was skipped (no judge model configured" in console.output
+
+    junit, out = tmp_path / "junit.xml", tmp_path / "out.json"
+    ci = runner.invoke(
+        app, ["run", str(tmp_path), "--ci", "--allow-skipped", "-o", str(junit), "--results-dir", str(out.parent)]
+    )
+    assert ci.exit_code == 0, ci.output  # --allow-skipped: skips are accepted, and judged checks may skip
+    summary = json.loads(ci.stdout)
+    case = summary["cases"][0]
+    assert case["status"] == "skipped" and case["reason"].startswith("nothing was scored: 1 check was skipped")
+    assert "--judge" in case["reason"]
+    data = json.loads(Path(summary["results_file"]).read_text())
+    trial = data["cases"][0]["trials"][0]
+    assert (trial["status"], trial["passed"], trial["score"]) == ("skipped", False, None)
+    assert "no judge model configured" in trial["reason"]
+    skipped = ET.parse(junit).getroot().find(".//testcase/skipped")
+    assert skipped is not None and "no judge model configured" in (skipped.get("message") or "")
+
+    report = runner.invoke(app, ["report", summary["results_file"], "-o", str(tmp_path / "report")])
+    assert report.exit_code == 0, report.output
+    markdown = (tmp_path / "report" / "evals-report.md").read_text()
+    assert "## Skipped: " in markdown and "- **polite**: nothing was scored: 1 check was skipped" in markdown
+    html = (tmp_path / "report" / "evals-report.html").read_text()
+    assert "<dt>Why skipped</dt><dd>nothing was scored: 1 check was skipped (no judge model configured" in html
+
+
+def test_ci_refuses_llm_judged_checks_without_a_judge_at_start(tmp_path: Path) -> None:
+    suite_dir(tmp_path, polite=UNJUDGED, greets=PASSING)
+    result = runner.invoke(app, ["run", str(tmp_path), "--ci"], env={"PROCTOR_JUDGE_MODEL": ""})
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1  # one line, naming the case and the option that fixes it
+    assert lines[0].startswith("error: case 'polite' (") and "check 'llm-rubric: Is polite'" in lines[0]
+    assert "pass --judge provider/model" in lines[0]
+    assert not (tmp_path / ".results").exists()  # refused before any trial ran
+
+
+def test_ci_exits_6_on_a_skipped_case_and_5_on_an_errored_one(tmp_path: Path) -> None:
+    suite_dir(tmp_path, greets=PASSING, unchecked=UNCHECKED)
+    skipped = runner.invoke(app, ["run", str(tmp_path), "--ci"])
+    assert skipped.exit_code == 6, skipped.output
+    summary = json.loads(skipped.stdout)
+    assert summary["exit_code"] == 6
+    assert summary["cases"][1]["reason"] == "nothing was scored: the case has no checks"
+    allowed = runner.invoke(app, ["run", str(tmp_path), "--ci", "--allow-skipped"])
+    assert allowed.exit_code == 0 and json.loads(allowed.stdout)["exit_code"] == 0
+    assert runner.invoke(app, ["run", str(tmp_path)]).exit_code == 0  # not under --ci: listed, not failed
+
+    crash = "name: crash\ntrials: 1\ntarget: python:helpers.agents:crash\nturns: [{content: a}]\n"
+    suite_dir(tmp_path, crash=crash)
+    errored = runner.invoke(app, ["run", str(tmp_path), "--ci", "--allow-skipped"])
+    assert errored.exit_code == 5 and json.loads(errored.stdout)["exit_code"] == 5
+
+
+ALMOST = """\
+name: almost
+trials: 2
+target: python:helpers.agents:echo
+turns:
+  - content: "Alice and Bob and Carol"
+    assert:
+      - {type: contains, value: Alice, weight: 10}
+      - {type: contains-all, value: [Alice, Dave]}
+"""
+
+
+def test_console_names_a_failing_check_of_a_passing_case_without_verbose(tmp_path: Path) -> None:
+    suite_dir(tmp_path, almost=ALMOST)
+    result = runner.invoke(app, ["run", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "passed, with 1 failing check almost" in result.output
+    assert "[failed] turn 1 contains-all" in result.output and "failed in 2 of 2 trials" in result.output
+    assert "Dave" in result.output  # the reason: what was missing
+
+
+def test_help_documents_the_exit_codes_and_the_verdict_options() -> None:
+    text = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
+    for needle in ("--allow-skipped", "--strict", "--judge-timeout", "--max-errors", "Exit codes", "5 a case"):
+        assert needle in text, needle
+
+
+def test_bad_max_errors_exits_2_with_the_reason(tmp_path: Path) -> None:
+    suite_dir(tmp_path, greets=PASSING)
+    result = runner.invoke(app, ["run", str(tmp_path), "--max-errors", "lots"])
+    assert result.exit_code == 2
+    assert "--max-errors: expected a count of errored trials (e.g. 3), a rate (0.1) or a percentage (10%)" in (
+        result.output
+    )
+
+
+def test_the_readmes_lobu_migration_example_scores_as_it_says(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Coming from the Lobu CLI", 1)[1].split("\n## ", 1)[0]
+    suite = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "remembers-me.yaml").write_text(
+        suite + "trials: 1\ntarget: python:helpers.agents:forgetful\n", encoding="utf-8"
+    )
+    result = runner.invoke(app, ["run", str(tmp_path), "--ci"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(Path(json.loads(result.stdout)["results_file"]).read_text())
+    trial = data["cases"][0]["trials"][0]
+    assert (trial["status"], trial["score"]) == ("failed", 0.25)
+    lobu_cli = sum(check["score"] for check in trial["checks"])  # weights ignored, turn scores added
+    assert lobu_cli == 1.0
+    assert "| Lobu CLI | 1 (weight ignored) | 0 | 1 + 0 = **1.0** | passed |" in section
+    assert "= **0.25** | failed |" in section
+
+
+def test_exit_codes_follow_the_written_results() -> None:
+    from proctor.cli._console import EXIT_ERRORED, EXIT_SKIPPED, EXIT_UNREACHABLE, exit_code
+    from proctor.scoring import ErrorBudget, parse_error_limit
+
+    summary = {"failed": 0, "errored": 0, "skipped": 1}
+    data = {"status": "complete", "reason": None, "cases": [], "summary": summary}
+    assert exit_code(data) == 0 and exit_code(data, fail_on_skipped=True) == EXIT_SKIPPED
+    assert exit_code({**data, "summary": {**summary, "errored": 1}}, fail_on_skipped=True) == EXIT_ERRORED
+    assert exit_code({**data, "summary": {**summary, "errored": 1, "failed": 1}}) == 1
+    budget = ErrorBudget(parse_error_limit("0"), planned=4)
+    budget.record("error")
+    stopped = {**data, "status": "aborted", "reason": budget.reason()}  # how the runner records the stop
+    assert exit_code(stopped) == EXIT_ERRORED
+    assert exit_code({**data, "status": "aborted", "reason": "budget of $1 reached"}) == EXIT_UNREACHABLE

@@ -97,7 +97,7 @@ def test_judged_run_scores_costs_and_cache(verdicts: Any, tmp_path: Path) -> Non
 def test_judge_failure_is_an_error_and_the_trial_is_error(verdicts: Any, tmp_path: Path) -> None:
     verdicts.default = Reply("not json at all")
     result = judged_run(tmp_path)
-    assert result.exit_code == 1
+    assert result.exit_code == 5  # errored, not failed: its own exit code (was 1 before issue 14)
     summary = json.loads(result.stdout)
     assert summary["summary"]["checks"]["error"] == 6 and summary["summary"]["checks"]["passed"] == 2
     assert summary["summary"]["trials"]["errored"] == 2 and summary["cases"][0]["status"] == "error"

@@ -87,3 +87,8 @@ SEEDED: list[tuple[str, str]] = []
 def seed(text: str, context: Any = None) -> None:
     """A python target's seed hook: remembers the text."""
     SEEDED.append((text, context.case if context is not None else ""))
+
+
+def forgetful(messages: list[dict[str, str]]) -> str:
+    """Answer where the user works, then forget their name (the README's Lobu migration example)."""
+    return "Acme Corp." if len(messages) == 1 else "I don't know."

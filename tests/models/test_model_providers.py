@@ -13,8 +13,9 @@ import pytest
 from pydantic import BaseModel
 
 from proctor.errors import ModelError, ModelHTTPError
-from proctor.models import GenerateConfig, ModelSettings, generate_structured, get_model, schema_for
+from proctor.models import GenerateConfig, ModelResponse, ModelSettings, generate_structured, get_model, schema_for
 from proctor.models._anthropic import accepts_temperature, build_messages_request, parse_messages_response
+from proctor.models._base import is_truncation
 from proctor.models._bedrock import build_converse_request, parse_converse_response
 from proctor.models._gemini import build_gemini_request, parse_gemini_response
 from proctor.models._litellm import build_litellm_request, parse_litellm_response
@@ -408,3 +409,23 @@ async def test_litellm_sdk_layer_uses_its_cost_for_unpriced_models(monkeypatch: 
     assert calls[0]["model"] == "mistral/some-new-model"
     assert litellm.suppress_debug_info is True  # type: ignore[attr-defined]
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"  # no price-map download on import
+
+
+def test_every_provider_reports_an_answer_cut_off_at_its_token_limit() -> None:
+    openai = {"choices": [{"message": {"content": '{"score": 0.'}, "finish_reason": "length"}]}
+    assert parse_chat_response(openai, "openai/x").truncated
+    assert not parse_chat_response({"choices": [{"message": {"content": "a"}, "finish_reason": "stop"}]}, "x").truncated
+    anthropic = {"content": [{"type": "text", "text": "{"}], "stop_reason": "max_tokens"}
+    assert parse_messages_response(anthropic, "anthropic/x").finish_reason == "max_tokens"
+    assert parse_messages_response(anthropic, "anthropic/x").truncated
+    assert not parse_messages_response({**anthropic, "stop_reason": "end_turn"}, "x").truncated
+    bedrock = {"output": {"message": {"content": [{"text": "{"}]}}, "stopReason": "max_tokens"}
+    assert parse_converse_response(bedrock, "bedrock/x").truncated
+    assert not parse_converse_response({**bedrock, "stopReason": "end_turn"}, "x").truncated
+    gemini = {"candidates": [{"content": {"parts": [{"text": "{"}]}, "finish_reason": "MAX_TOKENS"}]}
+    assert parse_gemini_response(gemini, "gemini/x").truncated
+    camel = {"candidates": [{"content": {"parts": [{"text": "{"}]}, "finishReason": "STOP"}]}
+    assert not parse_gemini_response(camel, "gemini/x").truncated
+    assert is_truncation("FinishReason.MAX_TOKENS") and not is_truncation(None)
+    stored = ModelResponse.from_dict(parse_chat_response(openai, "x").to_dict())
+    assert stored.truncated  # the cache keeps it: a cached cut-off answer stays an error

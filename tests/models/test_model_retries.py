@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import pytest
 
-from proctor.errors import ModelError, ModelHTTPError, ModelTimeout
+from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
 from proctor.models import GenerateConfig, ModelSettings, get_model
 from proctor.models._retry import map_sdk_error, parse_retry_after
 from servers._serve import closed_port
@@ -62,6 +62,25 @@ async def test_400_is_not_retried(model_server: ModelServer, make_settings: Call
             await model.generate(HELLO)
     assert info.value.status == 400 and not info.value.retryable
     assert len(script.requests) == 1
+
+
+@pytest.mark.anyio
+async def test_the_settings_timeout_bounds_every_attempt_of_every_call(
+    model_server: ModelServer, make_settings: Callable[..., ModelSettings]
+) -> None:
+    # `--judge-timeout`: a hung judge costs timeout x attempts, not 60 s x 4.
+    script = model_server.script(default=Reply("late", delay=1.0))
+    async with get_model("openai/m", settings=make_settings(script, max_retries=1, timeout=0.2)) as model:
+        started = time.monotonic()
+        with pytest.raises(ModelTimeout, match=r"within 0\.2 s"):
+            await model.generate(HELLO)  # the call's own default is 60 s
+        elapsed = time.monotonic() - started
+    assert len(script.requests) == 2 and elapsed < 0.9
+    fast = model_server.script(default=Reply("ok", delay=0.3))
+    async with get_model("openai/m", settings=make_settings(fast, timeout=2.0)) as model:
+        assert (await model.generate(HELLO, GenerateConfig(timeout=0.1))).text == "ok"  # the setting wins
+    with pytest.raises(ConfigError, match="model timeout must be > 0 seconds"):
+        ModelSettings(timeout=0)
 
 
 @pytest.mark.anyio

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from proctor.errors import ModelOutputError
 from proctor.models import ModelSettings, extract_json, generate_structured, get_model, parse_structured, schema_for
+from proctor.models._lenient import LenientJSONError, loads_lenient
 from proctor.models._structured import OutputInvalid, with_schema_instruction
 from servers.model_server import ModelServer, Reply
 
@@ -33,12 +34,45 @@ MESSAGES = [{"role": "system", "content": "You grade answers."}, {"role": "user"
         '{"score": 4, "verdict": "pass", "reason": "matches the rubric",}',  # trailing comma
         "{'score': 4, 'verdict': 'pass', 'reason': 'matches the rubric'}",  # single quotes
         '```json\n{"score": 4,\n "verdict": "pass",\n "reason": "matches the rubric",\n}\n```',  # fence + comma
-        '{"score": 4, "verdict": "pass", "reason": "matches the rubric"',  # cut off
+        "{score: 4, verdict: 'pass', reason: 'matches the rubric'}",  # unquoted keys
+        '{"score": 4, // a comment\n "verdict": "pass" "reason": "matches the rubric"}',  # comment, missing comma
         '[note] {"score": 4, "verdict": "pass", "reason": "matches the rubric"}',  # a bracket before the object
     ],
 )
 def test_parse_and_repair(text: str) -> None:
     assert parse_structured(text, Verdict) == Verdict(**GOOD)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        # Before issue 14 a cut-off answer was completed by json-repair: a made-up verdict.
+        ('{"score": 4, "verdict": "pass", "reason": "matches the rubric"', "incomplete"),
+        ('{"reason": "mostly fine", "score": 0.', "incomplete"),
+        ('{"score": 4, "verdict": "pa', "incomplete"),
+        ('{"score": 4., "verdict": "pass", "reason": "x"}', "not a JSON value"),
+        ('{"score": , "verdict": "pass", "reason": "x"}', "where a value belongs"),
+        ('{"score": four, "verdict": "pass", "reason": "x"}', "not a JSON value"),
+    ],
+)
+def test_repair_never_completes_or_invents_a_value(text: str, why: str) -> None:
+    with pytest.raises(OutputInvalid, match=why):
+        parse_structured(text, Verdict)
+
+
+def test_lenient_reader_keeps_text_it_cannot_be_sure_of_as_text() -> None:
+    assert loads_lenient('{"reason": "says "hi" twice", "ok": True, "n": None}') == {
+        "reason": 'says "hi" twice',
+        "ok": True,
+        "n": None,
+    }
+    assert loads_lenient('{"reason": "line one\nline two"}')["reason"] == "line one\nline two"
+    with pytest.raises(LenientJSONError) as info:
+        loads_lenient('{"criteria": [{"name": "Polite", "passed": true}')
+    assert info.value.truncated
+    with pytest.raises(LenientJSONError, match="an array item is missing"):
+        loads_lenient("[0.9, , 0.1]")
+    assert loads_lenient("[1, 2,]") == [1, 2]
 
 
 def test_braces_inside_strings_do_not_confuse_extraction() -> None:
@@ -129,3 +163,37 @@ async def test_garbage_twice_raises_with_both_raw_outputs(
     assert "openai/judge-model gave no valid Verdict in 2 attempts" in str(info.value)
     assert info.value.exit_code == 3
     assert len(script.requests) == 2  # exactly one repair round
+
+
+class Judged(BaseModel):
+    reason: str
+    score: float = Field(ge=0, le=1)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "content", ['{"reason": "The reply is mostly accurate but", "score": 0.', '{"reason": "ok", "score": 1}']
+)
+async def test_an_answer_cut_off_at_the_token_limit_is_an_error_with_its_raw_text(
+    model_server: ModelServer, make_settings: Callable[..., ModelSettings], content: str
+) -> None:
+    script = model_server.script(Reply(content, finish_reason="length"), default=Reply('{"reason": "x", "score": 0.5}'))
+    async with get_model("openai/judge-model", settings=make_settings(script)) as model:
+        with pytest.raises(ModelOutputError) as info:
+            await generate_structured(model, MESSAGES, Judged)
+    assert info.value.raw_outputs == [content]
+    assert "cut off (finish reason 'length')" in str(info.value)
+    assert len(script.requests) == 1  # the same limit would cut a second answer: no repair round
+
+
+@pytest.mark.anyio
+async def test_truncated_json_without_a_finish_reason_is_never_completed(
+    model_server: ModelServer, make_settings: Callable[..., ModelSettings]
+) -> None:
+    cut = '{"reason": "The reply is mostly accurate but", "score": 0.'
+    script = model_server.script(default=Reply(cut, finish_reason=None))
+    async with get_model("openai/judge-model", settings=make_settings(script)) as model:
+        with pytest.raises(ModelOutputError) as info:
+            await generate_structured(model, MESSAGES, Judged)
+    assert info.value.raw_outputs == [cut, cut]
+    assert "incomplete" in str(info.value) and "not completed" in str(info.value)

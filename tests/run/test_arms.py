@@ -234,7 +234,9 @@ def test_run_reports_arms_and_exit_codes(model_server: Any, tmp_path: Path, monk
     assert set(trial_data["simulation"]["arms"]) == {"withheld", "supplied"}
     assert trial_data["turns"][0]["content"] == "Howdy"
     assert sim.bodies[0]["temperature"] == 0.5 and "You are Ada" in sim.bodies[0]["messages"][0]["content"]
-    assert trial_data["status"] == "passed" and exit_code(outcome.data) == EXIT_PASSED
+    # no judge, no timing target, no assertions: nothing was scored, so the trial is skipped, never passed
+    assert trial_data["status"] == "skipped" and trial_data["reason"].startswith("nothing was scored")
+    assert exit_code(outcome.data) == EXIT_PASSED  # a skip fails only under --ci
 
     monkeypatch.delenv("OPENAI_BASE_URL")
     path.write_text(SUITE.replace("AGENT", agent.base_url).replace("simulator: openai/sim\n", ""), encoding="utf-8")
@@ -270,7 +272,8 @@ async def test_story_mode_opens_with_the_starting_sentence_and_follows_the_story
     result = await trial(case, agent, Simulator(model(sim, "sim")), None)
     assert result.turns[0].content == "I want to know my time off schedule"
     assert story in system_prompts(sim)[0]
-    assert result.status == "passed" and result.simulation["arms"]["supplied"]["stop"] == "signoff"
+    assert result.simulation["arms"]["supplied"]["stop"] == "signoff"
+    assert result.status == "skipped"  # no judge, no timing target, no assertions: nothing was scored
 
 
 @pytest.mark.anyio
@@ -339,7 +342,7 @@ async def test_scripted_cases_replay_conversation_seeds_in_the_same_session(mode
         await target.aclose()
     # the same session: the evaluated turn is sent with the seed exchange before it
     assert [m["content"] for m in agent.bodies[1]["messages"]] == ["My name is Alice", "Noted.", "What is my name?"]
-    assert [m.content for m in result.turns] == ["What is my name?", "Noted."] and result.status == "passed"
+    assert [m.content for m in result.turns] == ["What is my name?", "Noted."] and result.status == "skipped"
 
 
 def test_python_target_seed_hook_takes_text_seeds(tmp_path: Path) -> None:
@@ -359,7 +362,7 @@ def test_python_target_seed_hook_takes_text_seeds(tmp_path: Path) -> None:
     agents.SEEDED.clear()
     outcome = run_sync(load_suites([path], registry), RunOptions(write_results=False, handle_sigint=False))
     assert agents.SEEDED == [("Alice lives in Sydney", "seeded")]
-    assert outcome.data["cases"][0]["trials"][0]["status"] == "passed"
+    assert outcome.data["cases"][0]["trials"][0]["status"] == "skipped"  # no checks: nothing scored (issue 14)
 
 
 def test_http_target_ingest_request_takes_text_seeds(tmp_path: Path) -> None:

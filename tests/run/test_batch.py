@@ -70,10 +70,10 @@ def test_weighted_multi_turn_run_writes_results(tmp_path: Path) -> None:
             "turn": 1,
         }
     ]
-    assert no_checks["status"] == "passed" and no_checks["trials"][0]["score"] is None
-    assert "no checks" in no_checks["trials"][0]["warnings"][0]
-    assert data["summary"] == data["summary"] | {"cases": 2, "passed": 2, "failed": 0, "errored": 0, "pass_rate": 1.0}
-    assert data["summary"]["trials"] == {"planned": 4, "run": 4, "passed": 4, "failed": 0, "errored": 0}
+    assert no_checks["status"] == "skipped" and no_checks["trials"][0]["score"] is None  # issue 14: not passed
+    assert no_checks["reason"] == no_checks["trials"][0]["reason"] == "nothing was scored: the case has no checks"
+    assert data["summary"] == data["summary"] | {"cases": 2, "passed": 1, "failed": 0, "errored": 0, "skipped": 1}
+    assert data["summary"]["trials"] == {"planned": 4, "run": 4, "passed": 3, "failed": 0, "errored": 0, "skipped": 1}
     assert data["model"] == "openai/gpt-4.1-mini" and data["seed"] == 7 and data["version"] == 1
 
 

@@ -36,6 +36,8 @@ class Reply:
     """Per token: the chosen token first, then alternatives (sent as `top_logprobs`)."""
     body: Any = None
     """Sent as it is (JSON, or text when a `str`) instead of a completion."""
+    finish_reason: str | None = "stop"
+    """The first choice's `finish_reason` (`length` when the answer hit `max_tokens`)."""
 
 
 @dataclass
@@ -67,7 +69,7 @@ def completion(reply: Reply) -> dict[str, Any]:
         choice: dict[str, Any] = {
             "index": index,
             "message": {"role": "assistant", "content": text},
-            "finish_reason": "stop",
+            "finish_reason": reply.finish_reason if index == 0 else "stop",
         }
         if reply.logprobs is not None and index == 0:
             choice["logprobs"] = {

@@ -100,6 +100,20 @@ async def test_a_repaired_answer_counts(judge_server: Any) -> None:
 
 
 @pytest.mark.anyio
+async def test_a_judge_cut_off_mid_verdict_is_an_error_never_a_score(judge_server: Any) -> None:
+    cut = Reply('{"reason": "The answer is relevant but", "score": 0.', finish_reason="length")
+    script = judge_server.script(default=cut)
+    result = await pipeline_for(script).evaluate(request(SEED_EVALUATE))
+    # Before issue 14 both judges were repaired to 0.0: verdict fail, confidence 0.27.
+    assert (result.verdict, result.confidence) == ("error", None)
+    assert {e.status for e in result.errors} == {"error"}
+    assert all("cut off" in e.reason for e in result.errors)
+    assert script.calls == 3  # one call per judge: a truncated answer gets no repair round
+    unmarked = judge_server.script(default=Reply('{"reason": "relevant", "score": 0.', finish_reason="stop"))
+    assert (await pipeline_for(unmarked).evaluate(request(SEED_EVALUATE))).verdict == "error"
+
+
+@pytest.mark.anyio
 async def test_no_judge_scored_means_verdict_error(judge_server: Any) -> None:
     script = judge_server.script(default=Reply("not a verdict"))
     result = await pipeline_for(script).evaluate(request(SEED_EVALUATE))

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from proctor.checks._judging import judge_error, no_judge
 from proctor.checks._registry import CheckContext, CheckType, registry
-from proctor.checks._result import CheckResult
+from proctor.checks._result import CheckResult, CheckStatus
+from proctor.checks._rubric import RubricCriterion, split_rubric
 from proctor.suite import AssertionSpec
 
 __all__ = ["POINTWISE_JUDGES", "CriterionVerdict", "PointwiseVerdict", "RubricFileVerdict", "RubricVerdict"]
@@ -40,9 +41,14 @@ class RubricVerdict(BaseModel):
 class CriterionVerdict(BaseModel):
     """One rubric criterion's verdict."""
 
-    name: str
+    id: int | None = None
+    """The criterion's number in the prompt (Proctor's split of the rubric)."""
+    name: str = ""
+    """The criterion, as the judge named it (matched when `id` is missing)."""
     passed: bool
-    explanation: str
+    """Whether the conversation meets it."""
+    explanation: str = ""
+    """Why, citing the conversation."""
 
 
 class RubricFileVerdict(BaseModel):
@@ -50,7 +56,7 @@ class RubricFileVerdict(BaseModel):
 
     criteria: list[CriterionVerdict] = Field(min_length=1)
     """Per-criterion verdicts, in rubric order."""
-    score: float = Field(ge=0, le=1)
+    score: float | None = Field(default=None, ge=0, le=1)
     """The judge's overall score (kept in the details; the check's score is the share of criteria met)."""
 
 
@@ -105,31 +111,75 @@ async def _rubric(spec: AssertionSpec, context: CheckContext) -> CheckResult:
         return no_judge(name, "rubric", spec.weight, None)
     if context.rubric is None:
         raise ValueError("the rubric check needs the case's rubric file")
-    variables = {"rubric": context.rubric.text, "transcript": context.transcript}
+    criteria = split_rubric(context.rubric.text)
+    if not criteria:
+        reason = f"the rubric file {context.rubric.path.name} has no criteria (it is empty)"
+        return CheckResult(name, "rubric", "error", None, spec.weight, reason)
+    variables = {"rubric": context.rubric.text, "criteria": criteria, "transcript": context.transcript}
     try:
         verdict, call = await context.judge.structured("rubric", variables, RubricFileVerdict)
     except Exception as exc:
         return judge_error(name, "rubric", spec.weight, None, exc)
-    met = [c for c in verdict.criteria if c.passed]
-    unmet = [c for c in verdict.criteria if not c.passed]
-    score = len(met) / len(verdict.criteria)
-    reason = f"{len(met)} of {len(verdict.criteria)} rubric criteria met"
+    judged = _match_criteria(criteria, verdict.criteria)
+    records = [_criterion_record(criterion, judged.get(criterion.id)) for criterion in criteria]
+    details = {"judge": call.to_details(), "criteria": records, "judge_score": verdict.score}
+    missing = [r for r in records if r["passed"] is None]
+    if missing:
+        listed = "; ".join(f"{r['id']}. {_short(r['text'])}" for r in missing[:3])
+        reason = f"the judge gave no verdict for {len(missing)} of {len(records)} rubric criteria: {listed}"
+        return CheckResult(name, "rubric", "error", None, spec.weight, reason, None, details)
+    unmet = [r for r in records if not r["passed"]]
+    met = len(records) - len(unmet)
+    reason = f"{met} of {len(records)} rubric criteria met"
     if unmet:
-        reason += "; not met: " + "; ".join(f"{c.name} ({c.explanation})" for c in unmet[:3])
-    return CheckResult(
-        name,
-        "rubric",
-        "passed" if not unmet else "failed",
-        score,
-        spec.weight,
-        reason,
-        None,
-        {
-            "judge": call.to_details(),
-            "criteria": [c.model_dump() for c in verdict.criteria],
-            "judge_score": verdict.score,
-        },
-    )
+        reason += "; not met: " + "; ".join(
+            r["name"] + (f" ({r['explanation']})" if r["explanation"] else "") for r in unmet[:3]
+        )
+    status: CheckStatus = "passed" if not unmet else "failed"
+    return CheckResult(name, "rubric", status, met / len(records), spec.weight, reason, None, details)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("*", "").lower().split()).strip(" .:")
+
+
+def _match_criteria(criteria: list[RubricCriterion], answers: list[CriterionVerdict]) -> dict[int, CriterionVerdict]:
+    """Each criterion's verdict: by the id the judge gave, else by name (its text, or the start of it)."""
+    ids = {c.id for c in criteria}
+    found: dict[int, CriterionVerdict] = {}
+    for answer in answers:
+        if answer.id in ids and answer.id not in found:
+            found[answer.id] = answer
+    for answer in answers:
+        if answer.id in ids or not answer.name.strip():
+            continue
+        wanted = _norm(answer.name)
+        for criterion in criteria:
+            text = _norm(criterion.text)
+            if criterion.id not in found and (text == wanted or text.startswith(wanted)):
+                found[criterion.id] = answer
+                break
+    return found
+
+
+def _criterion_record(criterion: RubricCriterion, answer: CriterionVerdict | None) -> dict[str, Any]:
+    """A criterion as recorded in the results: Proctor's text, the judge's verdict (`passed` null if none).
+
+    `name` is Proctor's (the criterion's text, shortened), so reports line up the same criterion over trials.
+    """
+    return {
+        "id": criterion.id,
+        "name": _short(criterion.text, 80),
+        "judge_name": None if answer is None else answer.name,
+        "text": criterion.text,
+        "section": criterion.section,
+        "passed": None if answer is None else answer.passed,
+        "explanation": "the judge gave no verdict for this criterion" if answer is None else answer.explanation,
+    }
 
 
 def _pointwise(kind: str, *, needs_context: bool) -> Any:

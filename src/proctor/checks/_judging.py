@@ -19,11 +19,14 @@ from proctor.checks._result import CheckResult
 from proctor.errors import BudgetExceeded, ModelOutputError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import jinja2
 
     from proctor.models import GenerateConfig, Model, ModelResponse
+    from proctor.suite import Case
 
-__all__ = ["PROMPTS_DIR", "Judge", "JudgeCall", "judge_error", "no_judge"]
+__all__ = ["PROMPTS_DIR", "Judge", "JudgeCall", "judge_error", "no_judge", "unjudged_checks"]
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 """The built-in prompt templates (`<check type>.j2`)."""
@@ -173,3 +176,31 @@ def judge_error(
     else:
         reason = f"judge could not run: {type(exc).__name__}: {exc}"
     return CheckResult(name, kind, "error", None, weight, reason, turn, details)
+
+
+def unjudged_checks(cases: Iterable[Case], judge: str | None) -> list[tuple[Case, str]]:
+    """The LLM-judged checks no judge model would grade: the first one of each such case.
+
+    A case is graded by `judge` (the `--judge` option) or else its suite's `judge:`; a check is LLM-judged
+    when its registered type says `needs_model` (or it is the case's `rubric:` file).
+
+    Args:
+        cases: The cases about to run.
+        judge: The judge model given for the whole run, if any.
+
+    Returns:
+        `(case, check name)` for every case with a judged check and no judge model.
+    """
+    from proctor.checks._registry import registry
+
+    found: list[tuple[Case, str]] = []
+    for case in cases:
+        if judge is not None or case.judge is not None:
+            continue
+        specs = [*(spec for turn in case.turns for spec in turn.assert_), *case.assert_]
+        judged = next((spec.display_name() for spec in specs if registry.resolve(spec.type)[0].needs_model), None)
+        if judged is None and case.rubric is not None:
+            judged = f"rubric: {case.rubric.path.name}"
+        if judged is not None:
+            found.append((case, judged))
+    return found

@@ -55,6 +55,7 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
     for case in comparison.cases:
         (rate_a, rate_b), (score_a, score_b) = case.pass_rates, case.scores
         moved = case.change != "unchanged" or case.flaky or rate_a != rate_b or score_a != score_b
+        moved = moved or bool(case.check_changes)
         if not moved and not show_all:
             hidden += 1
             continue
@@ -72,6 +73,15 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
     out.print(table)
     if hidden:
         out.print(f"{hidden} unchanged case(s) not shown (--all shows them)")
+    for case in comparison.cases:
+        for change in case.check_regressions:  # visible even when the case passed in both runs
+            (failed_a, scored_a), (failed_b, scored_b) = change["a"], change["b"]
+            out.print(
+                f"[red]check regressed[/red] {case.name}: {change['check']}: failed in {failed_a} of {scored_a} "
+                f"trials in A, {failed_b} of {scored_b} in B",
+                markup=True,
+                highlight=False,
+            )
     worse, better = comparison.discordant
     half = comparison.alpha / 2
     out.print(

@@ -1,4 +1,11 @@
-"""Console output for `proctor run`: progress, the results table, the CI summary and the exit code."""
+"""Console output for `proctor run`: progress, the results table, the CI summary and the exit code.
+
+Exit codes (`exit_code`), most serious first: 130 interrupted; 3 the run could not complete (every trial
+failed to reach the target, or the budget was spent); 1 a case failed; 5 a case errored (a check or the
+conversation could not run, or `--max-errors` stopped the run); 4 a case was inconclusive (its simulated
+user misbehaved); 6 a case was skipped (nothing scored, e.g. no judge model) under `--ci` without
+`--allow-skipped`; 0 otherwise. 2 is bad input or usage, before any trial runs.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +18,29 @@ from rich.table import Table
 
 from proctor.cli._trajectory import journey_lines
 from proctor.results import TrialResult
+from proctor.scoring import ERROR_BUDGET_EXCEEDED
 from proctor.suite import Case
 
-__all__ = ["Observer", "exit_code", "print_results", "summary_json"]
+__all__ = [
+    "EXIT_ERRORED",
+    "EXIT_FAILED",
+    "EXIT_INCONCLUSIVE",
+    "EXIT_INTERRUPTED",
+    "EXIT_PASSED",
+    "EXIT_SKIPPED",
+    "EXIT_UNREACHABLE",
+    "Observer",
+    "exit_code",
+    "print_results",
+    "summary_json",
+]
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim", "inconclusive": "magenta"}
 EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
+EXIT_ERRORED = 5
+"""No case failed, but one errored (a check or the conversation could not run), or `--max-errors` stopped the run."""
+EXIT_SKIPPED = 6
+"""Nothing failed or errored, but a case was skipped (nothing scored) under `--ci` without `--allow-skipped`."""
 TARGET_ERRORS = {
     "TargetUnreachable",
     "TargetTimeout",
@@ -142,14 +166,20 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
     for line in journey_lines(data["cases"]):  # tool-call trajectories (cases with `journey` checks)
         console.print(line, markup=False)
     for case in data["cases"]:
-        if case["status"] == "passed" and not verbose:
+        failing = _failing_check_lines(case)
+        if case["status"] == "passed" and not verbose and not failing:
             continue
         notes = _case_notes(case)
-        if notes:
+        if notes or failing:
             style = STATUS_STYLE.get(case["status"], "")
-            console.print(f"[{style}]{case['status']}[/{style}] [bold]{case['name']}[/bold] ({case['file']})")
+            status = f"[{style}]{case['status']}[/{style}]"
+            if case["status"] == "passed" and failing:
+                status += f", with {_count(len(failing), 'failing check')}"
+            console.print(f"{status} [bold]{case['name']}[/bold] ({case['file']})")
+            for line in failing:  # every failed check, never cut
+                console.print(f"  {line}", markup=False)
             for note in notes:
-                console.print(f"  {note}")
+                console.print(f"  {note}", markup=False)
     summary = data["summary"]
     trials = summary["trials"]
     line = (
@@ -194,6 +224,22 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
         console.print(f"output: {output}")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _failing_check_lines(case: dict[str, Any]) -> list[str]:
+    """One line per check that failed in any trial: which, where, in how many trials, and why."""
+    lines = []
+    for check in case.get("failing_checks") or []:
+        where = "" if check["turn"] is None else f"turn {check['turn'] + 1} "
+        lines.append(
+            f"[failed] {where}{check['name']}: failed in {check['failed']} of {_count(check['ran'], 'trial')}"
+            f" - {check['reason']}"
+        )
+    return lines
+
+
 def _case_notes(case: dict[str, Any]) -> list[str]:
     notes: list[str] = []
     seen: set[str] = set()
@@ -215,7 +261,7 @@ def _case_notes(case: dict[str, Any]) -> list[str]:
             )
             notes.append(note)
         for check in trial["checks"]:
-            if check["status"] in ("failed", "error"):
+            if check["status"] == "error":  # failed checks are listed, all of them, by _failing_check_lines
                 note = f"[{check['status']}] turn {_turn(check['turn'])} {check['name']}: {check['reason']}"
                 if note not in seen:
                     notes.append(note)
@@ -234,8 +280,17 @@ def _turn(index: int | None) -> str:
     return "-" if index is None else str(index + 1)
 
 
-def summary_json(data: dict[str, Any], path: Path | None) -> dict[str, Any]:
-    """The `--ci` JSON: the run summary, each case's outcome, and where the results file is."""
+def summary_json(data: dict[str, Any], path: Path | None, *, fail_on_skipped: bool = False) -> dict[str, Any]:
+    """The `--ci` JSON: the run summary, each case's outcome and where the results file is.
+
+    Each case says why it was skipped and which checks failed.
+
+    Args:
+        data: The results JSON.
+        path: Where it was written.
+        fail_on_skipped: Whether a skipped case makes the exit code `EXIT_SKIPPED` (`--ci` without
+            `--allow-skipped`).
+    """
     return {
         "version": data["version"],
         "run_id": data["run_id"],
@@ -243,7 +298,7 @@ def summary_json(data: dict[str, Any], path: Path | None) -> dict[str, Any]:
         "model": data["model"],
         "target": data["target"],
         "results_file": None if path is None else str(path),
-        "exit_code": exit_code(data),
+        "exit_code": exit_code(data, fail_on_skipped=fail_on_skipped),
         "summary": data["summary"],
         "cases": [
             {
@@ -254,24 +309,40 @@ def summary_json(data: dict[str, Any], path: Path | None) -> dict[str, Any]:
                 "pass_k": c["pass_k"],
                 "avg_score": c["avg_score"],
                 "trial_counts": c["trial_counts"],
+                **({"reason": c["reason"]} if c.get("reason") else {}),
+                "failing_checks": [
+                    {k: f[k] for k in ("name", "turn", "failed", "ran")} for f in c.get("failing_checks") or []
+                ],
             }
             for c in data["cases"]
         ],
     }
 
 
-def exit_code(data: dict[str, Any]) -> int:
-    """The exit code the results call for (always computed from the written data)."""
+def exit_code(data: dict[str, Any], *, fail_on_skipped: bool = False) -> int:
+    """The exit code the results call for (always computed from the written data; see the module docstring).
+
+    Args:
+        data: The results JSON.
+        fail_on_skipped: Whether a skipped case exits `EXIT_SKIPPED` (`--ci` without `--allow-skipped`);
+            otherwise skipped cases are listed with their reason and do not change the code.
+    """
     if data["status"] == "interrupted":
         return EXIT_INTERRUPTED
-    if data["status"] == "aborted":  # e.g. the budget was reached: the run could not complete
-        return EXIT_UNREACHABLE
+    if data["status"] == "aborted":
+        if str(data.get("reason") or "").startswith(ERROR_BUDGET_EXCEEDED):  # --max-errors stopped it
+            return EXIT_ERRORED
+        return EXIT_UNREACHABLE  # e.g. the budget was reached: the run could not complete
     trials = [t for c in data["cases"] for t in c["trials"]]
     if trials and all(t["status"] == "error" and t.get("error_type") in TARGET_ERRORS for t in trials):
         return EXIT_UNREACHABLE
     summary = data["summary"]
-    if summary["failed"] or summary["errored"]:
+    if summary["failed"]:
         return EXIT_FAILED
+    if summary["errored"]:
+        return EXIT_ERRORED
     if summary.get("inconclusive"):  # the simulated user misbehaved: not the agent's failure, not a pass
         return EXIT_INCONCLUSIVE
-    return EXIT_PASSED  # every case passed or was skipped (skipped cases are listed with their reason)
+    if summary.get("skipped") and fail_on_skipped:  # nothing was checked: not a pass in CI
+        return EXIT_SKIPPED
+    return EXIT_PASSED

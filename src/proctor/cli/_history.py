@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +78,11 @@ def stored_cases(ref: str, history: Path | None) -> tuple[str, list[StoredCase]]
         return data["run_id"], StoredCase.from_data(data)
     with open_history(history) as store:
         summary = store.get(ref)
-        return summary.run_id, store.cases(summary)
+        cases = store.cases(summary)
+    if summary.path is not None and Path(summary.path).is_file():  # the index keeps no checks: read them
+        checks = {case.key: case.checks for case in StoredCase.from_data(load_run(Path(summary.path)))}
+        cases = [replace(case, checks=checks.get(case.key, {})) for case in cases]
+    return summary.run_id, cases
 
 
 def missing_file(path: Path, run_id: str) -> ConfigError:

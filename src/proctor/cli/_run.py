@@ -1,15 +1,19 @@
 """`proctor run`: run suites against an agent, print the results table, exit with a CI-usable code.
 
-Exit codes: 0 every case passed (or was skipped, e.g. no simulator model); 1 a case failed or errored;
-2 bad input or usage; 3 the run could not complete (every trial failed to reach the target); 4 no case
-failed or errored but one was inconclusive (its simulated user misbehaved, even after a re-run: not the
-agent's failure, not a pass); 130 interrupted (results written).
+Exit codes: 0 every case passed (or was skipped without `--ci`); 1 a case failed; 2 bad input or usage
+(and, under `--ci`, an LLM-judged check with no judge model); 3 the run could not complete (every trial
+failed to reach the target, or the budget was spent); 4 no case failed or errored but one was
+inconclusive (its simulated user misbehaved, even after a re-run: not the agent's failure, not a pass);
+5 no case failed but one errored (a check or the conversation could not run), or `--max-errors` stopped
+the run; 6 under `--ci`, a case was skipped (nothing scored) and `--allow-skipped` was not given;
+130 interrupted (results written).
 """
 
 from __future__ import annotations
 
 import gc
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,14 @@ import typer
 
 from proctor.cli._common import fail, guard, is_terminal, load_suites_or_exit
 
-__all__ = ["run_command"]
+__all__ = ["check_judges_configured", "parse_max_errors", "run_command"]
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 passed (skipped cases too, unless --ci); 1 a case failed; 2 bad input or usage; "
+    "3 the run could not complete (target unreachable, budget spent); 4 a case inconclusive; "
+    "5 a case errored, or --max-errors stopped the run; 6 under --ci, a case skipped (nothing scored) "
+    "without --allow-skipped; 130 interrupted."
+)
 
 
 def _target_override(target: str | None, gateway: str | None, agent: str | None) -> dict[str, Any] | None:
@@ -131,8 +142,38 @@ def run_command(
         False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check, and the Cypher run with timings."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+    allow_skipped: bool = typer.Option(
+        False,
+        "--allow-skipped",
+        envvar="PROCTOR_ALLOW_SKIPPED",
+        help="With --ci: skipped cases (nothing scored, e.g. no judge model) do not fail the run (no exit 6), "
+        "and LLM-judged checks may run without a judge (they are skipped).",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", envvar="PROCTOR_STRICT", help="Any failed check fails its trial, whatever the score."
+    ),
+    judge_timeout: float | None = typer.Option(
+        None,
+        "--judge-timeout",
+        envvar="PROCTOR_JUDGE_TIMEOUT",
+        min=0.001,
+        help="Seconds one judge call attempt may take (default 60; each retry gets the same again).",
+    ),
+    max_errors: str | None = typer.Option(
+        None,
+        "--max-errors",
+        envvar="PROCTOR_MAX_ERRORS",
+        help="Stop the run and exit 5 once more trials errored than this: a count (0 stops at the first) "
+        "or a share of the planned trials (0.1 or 10%).",
+    ),
 ) -> None:
-    """Run suites against an agent and report what it said and did."""
+    """Run suites against an agent and report what it said and did.
+
+    Exit codes: 0 passed (skipped cases too, unless --ci); 1 a case failed; 2 bad input or usage;
+    3 the run could not complete (target unreachable, budget spent); 4 a case inconclusive; 5 a case
+    errored, or --max-errors stopped the run; 6 under --ci, a case skipped (nothing scored) without
+    --allow-skipped; 130 interrupted.
+    """
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
     from proctor.run import RunOptions, filter_cases, run_sync
 
@@ -146,6 +187,9 @@ def run_command(
         return
     if not cases:
         fail("no case matches the given --case/--tag filters")
+    if ci and not allow_skipped:
+        check_judges_configured(cases, judge)
+    verdict_options = _verdict_options(strict, judge_timeout, max_errors)
     first = (paths or [Path(".")])[0]
     default_dir = (first if first.is_dir() else first.parent) / ".results"
     options = guard(
@@ -168,6 +212,7 @@ def run_command(
             budget=budget,
             prices=prices,
             history=_history_path(history),
+            **verdict_options,
         )
     )
     if options.resume is not None and options.results_dir is None and not options.resume.exists():
@@ -185,11 +230,68 @@ def run_command(
         from proctor.results import write_output
 
         write_output(output, data)
+    fail_on_skipped = ci and not allow_skipped
     if ci:
-        typer.echo(json.dumps(summary_json(data, outcome.path), indent=2))
+        typer.echo(json.dumps(summary_json(data, outcome.path, fail_on_skipped=fail_on_skipped), indent=2))
     else:
         print_results(data, outcome.path, output, verbose=verbose)
-    raise typer.Exit(exit_code(data))
+    raise typer.Exit(exit_code(data, fail_on_skipped=fail_on_skipped))
+
+
+def check_judges_configured(cases: list[Any], judge: str | None) -> None:
+    """Under `--ci`: exit 2 at start, one line per case, when an LLM-judged check has no judge model.
+
+    Without a judge such a check is skipped, and a run where nothing is checked must not look green.
+
+    Args:
+        cases: The cases about to run.
+        judge: The `--judge` option (a suite's `judge:` also counts).
+    """
+    from proctor.checks._judging import unjudged_checks
+
+    missing = unjudged_checks(cases, judge)
+    if not missing:
+        return
+    for case, check in missing:
+        typer.echo(
+            f"error: case {case.name!r} ({case.file}): check {check!r} needs a judge model and none is configured: "
+            "pass --judge provider/model (or set PROCTOR_JUDGE_MODEL, or add 'judge:' to the suite; "
+            "--allow-skipped lets it be skipped)",
+            err=True,
+        )
+    raise typer.Exit(2)
+
+
+def parse_max_errors(value: str) -> Any:
+    """Read `--max-errors` into a `proctor.scoring.ErrorLimit`; exit 2 with the reason when it is not valid."""
+    from proctor.scoring import parse_error_limit
+
+    try:
+        return parse_error_limit(value)
+    except ValueError as exc:
+        fail(f"--max-errors: {exc}")
+
+
+def _verdict_options(strict: bool, judge_timeout: float | None, max_errors: str | None) -> dict[str, Any]:
+    """The `RunOptions` fields `--strict`, `--judge-timeout` and `--max-errors` set (only those given).
+
+    A runner without such a field cannot honour the flag: that is a usage error, never a silently ignored
+    option.
+    """
+    from proctor.run import RunOptions
+
+    given: dict[str, Any] = {}
+    if strict:
+        given["strict"] = True
+    if judge_timeout is not None:
+        given["judge_timeout"] = judge_timeout
+    if max_errors is not None:
+        given["max_errors"] = parse_max_errors(max_errors)
+    known = {f.name for f in fields(RunOptions)}
+    for name in given:
+        if name not in known:
+            fail(f"--{name.replace('_', '-')} is not supported by this runner (RunOptions has no {name!r} field)")
+    return given
 
 
 def _history_path(value: Path | None) -> Path | None:

@@ -134,7 +134,15 @@ def parse_messages_response(data: Any, where: str) -> ModelResponse:
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
     usage = Usage(prompt, int(usage_data.get("output_tokens") or 0))
-    return ModelResponse(text=text, choices=[text], usage=usage, model=str(data.get("model") or ""), raw=data)
+    stop = data.get("stop_reason")
+    return ModelResponse(
+        text=text,
+        choices=[text],
+        usage=usage,
+        model=str(data.get("model") or ""),
+        raw=data,
+        finish_reason=None if stop is None else str(stop),
+    )
 
 
 class AnthropicProvider:

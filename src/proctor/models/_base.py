@@ -31,6 +31,7 @@ __all__ = [
     "Provider",
     "check_module",
     "gather_choices",
+    "is_truncation",
     "prompt_hash",
     "require_module",
     "split_system",
@@ -40,6 +41,24 @@ ROLES = ("agent", "judge", "simulator", "embedding")
 """The roles usage is accounted under (any other string is accepted too)."""
 
 T = TypeVar("T")
+
+TRUNCATION_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "model_length", "model_context_window_exceeded"}
+)
+"""Finish reasons, lower-cased, meaning the answer hit a token limit: OpenAI-compatible servers and LiteLLM
+(`length`), Anthropic and Bedrock (`max_tokens`), Gemini (`MAX_TOKENS`), vLLM and others."""
+
+
+def is_truncation(finish_reason: object) -> bool:
+    """Whether a provider's finish reason says the answer was cut off at a token limit.
+
+    Args:
+        finish_reason: As the provider gave it: a string, or an SDK enum such as `FinishReason.MAX_TOKENS`.
+    """
+    if finish_reason is None:
+        return False
+    text = str(getattr(finish_reason, "value", finish_reason)).rsplit(".", 1)[-1].strip().lower()
+    return text in TRUNCATION_REASONS
 
 
 @dataclass(slots=True)
@@ -100,6 +119,14 @@ class ModelResponse:
     """The provider's answer as decoded JSON (not kept in the cache)."""
     retries: int = 0
     """How many times the request was re-sent after a retryable failure."""
+    finish_reason: str | None = None
+    """Why the provider stopped generating the first choice, as it said it (`stop`, `length`, `end_turn`,
+    `max_tokens`, `MAX_TOKENS`, ...); `None` when it did not say."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the provider cut the answer off at its token limit (the text is incomplete)."""
+        return is_truncation(self.finish_reason)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form stored in the cache (without `raw`)."""
@@ -111,6 +138,7 @@ class ModelResponse:
             "latency_ms": self.latency_ms,
             "cost_usd": self.cost_usd,
             "logprobs": self.logprobs,
+            "finish_reason": self.finish_reason,
         }
 
     @classmethod
@@ -133,6 +161,7 @@ class ModelResponse:
             latency_ms=float(data.get("latency_ms", 0.0)),
             cost_usd=data.get("cost_usd"),
             logprobs=None if logprobs is None else [[(str(t), float(p)) for t, p in step] for step in logprobs],
+            finish_reason=data.get("finish_reason"),
         )
 
 
@@ -346,4 +375,6 @@ async def gather_choices(n: int, call: Callable[[], Awaitable[ModelResponse]]) -
         usage = usage + result.usage
     head = results[0]
     choices = [result.text for result in results]
-    return ModelResponse(head.text, choices, usage, head.model, logprobs=head.logprobs, raw=head.raw)
+    return ModelResponse(
+        head.text, choices, usage, head.model, logprobs=head.logprobs, raw=head.raw, finish_reason=head.finish_reason
+    )

@@ -115,7 +115,10 @@ def parse_converse_response(data: Any, where: str) -> ModelResponse:
     )
     usage = Usage(prompt, int(usage_data.get("outputTokens") or 0))
     raw = {key: value for key, value in data.items() if key != "ResponseMetadata"}
-    return ModelResponse(text=text, choices=[text], usage=usage, model="", raw=raw)
+    stop = data.get("stopReason")
+    return ModelResponse(
+        text=text, choices=[text], usage=usage, model="", raw=raw, finish_reason=None if stop is None else str(stop)
+    )
 
 
 class BedrockProvider:

@@ -120,7 +120,16 @@ def parse_gemini_response(data: Any, where: str) -> ModelResponse:
     usage = Usage(int(_get(meta, "prompt_token_count", "promptTokenCount") or 0), completion)
     model = str(_get(data, "model_version", "modelVersion") or "")
     first = candidates[0] if isinstance(candidates[0], Mapping) else {}
-    return ModelResponse(texts[0], texts, usage, model, logprobs=_logprobs(first), raw=data)
+    finish = _get(first, "finish_reason", "finishReason")
+    return ModelResponse(
+        texts[0],
+        texts,
+        usage,
+        model,
+        logprobs=_logprobs(first),
+        raw=data,
+        finish_reason=None if finish is None else str(getattr(finish, "value", finish)),
+    )
 
 
 class GeminiProvider:

@@ -7,13 +7,13 @@ and responses.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any
 
 import anyio
 
-from proctor.errors import ModelTimeout
+from proctor.errors import ConfigError, ModelTimeout
 from proctor.models._base import GenerateConfig, ModelResponse, Provider
 from proctor.models._cache import ModelCache, cache_key
 from proctor.models._cost import PriceTable, default_prices
@@ -56,6 +56,13 @@ class ModelSettings:
     """Prices for cost accounting; `None` uses the bundled table with `$PROCTOR_PRICES` applied."""
     limit_group: str | None = None
     """Share the concurrency and rpm limits with every model naming the same group."""
+    timeout: float | None = None
+    """Seconds one attempt of a call may take, overriding the call's own `GenerateConfig.timeout` (each
+    retry gets the same again; `--judge-timeout`); `None` keeps the call's."""
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"model timeout must be > 0 seconds, got {self.timeout}")
 
 
 class ManagedModel:
@@ -123,6 +130,8 @@ class ManagedModel:
         """
         config = config or GenerateConfig()
         settings = self.settings
+        if settings.timeout is not None and settings.timeout != config.timeout:
+            config = replace(config, timeout=settings.timeout)
         cache = settings.cache
         key: str | None = None
         if cache is not None and cache.applies(role, config):

@@ -158,7 +158,12 @@ def parse_chat_response(data: Any, where: str) -> ModelResponse:
         model=str(data.get("model") or ""),
         logprobs=parse_openai_logprobs(choices[0]),
         raw=data,
+        finish_reason=_finish_reason(choices[0].get("finish_reason")),
     )
+
+
+def _finish_reason(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _error_message(response: httpx.Response) -> str:

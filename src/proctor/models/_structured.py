@@ -2,10 +2,12 @@
 
 The type's JSON Schema goes to the provider (its JSON-schema mode where it has one; otherwise the
 adapter adds `schema_instruction` to the prompt). The answer is parsed leniently: the whole text, a
-```json fence, or the first balanced `{...}`/`[...]`, repaired with `json-repair` when it is not strict
-JSON (trailing commas, single quotes, a cut-off end). If it still does not validate, the model sees
-its answer and the validation error once; a second failure raises `ModelOutputError` with both raw
-outputs. There is never a made-up value.
+```json fence, or the first balanced `{...}`/`[...]`, with its quoting repaired when it is not strict
+JSON (trailing commas, single quotes, unquoted keys, comments; see `proctor.models._lenient`). A repair
+never completes a number or closes a cut-off object. If it still does not validate, the model sees its
+answer and the validation error once; a second failure raises `ModelOutputError` with both raw outputs.
+An answer the provider says was cut off (`finish_reason` `length`, `max_tokens`, ...) is an error at
+once, with its raw text: a truncated verdict is never a number. There is never a made-up value.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from proctor.errors import ModelOutputError
 from proctor.models._base import GenerateConfig, Model, ModelResponse
+from proctor.models._lenient import LenientJSONError, loads_lenient
 from proctor.transcript import Usage
 
 __all__ = [
@@ -148,7 +151,7 @@ def extract_json(text: str) -> Any:
     """Find and decode the JSON value in a model's answer, repairing it when needed.
 
     Tries, in order: the whole answer, a ```json fence, and the first balanced `{...}` or `[...]`;
-    each strictly first, then with `json-repair`.
+    each strictly first, then with its quoting repaired (never a value: see `loads_lenient`).
 
     Args:
         text: The answer.
@@ -157,7 +160,8 @@ def extract_json(text: str) -> Any:
         The decoded object or array.
 
     Raises:
-        OutputInvalid: The answer holds no JSON object or array that can be read.
+        OutputInvalid: The answer holds no JSON object or array that can be read, or only one that is cut
+            off or would need a value completed.
     """
     candidates = _candidates(text)
     if not candidates:
@@ -169,13 +173,20 @@ def extract_json(text: str) -> Any:
             continue
         if isinstance(value, dict | list):
             return value
-    import json_repair
-
+    problems: list[LenientJSONError] = []
     for candidate in candidates:
-        repaired = json_repair.loads(candidate)
+        try:
+            repaired = loads_lenient(candidate)
+        except LenientJSONError as exc:
+            problems.append(exc)
+            continue
         if isinstance(repaired, dict | list) and repaired:
             return repaired
-    raise OutputInvalid("the reply's JSON could not be parsed")
+    cut = next((p for p in problems if p.truncated), None)
+    if cut is not None:
+        raise OutputInvalid(f"the reply's JSON is incomplete: {cut}; a cut-off answer is not completed")
+    detail = f": {problems[0]}" if problems else ""
+    raise OutputInvalid(f"the reply's JSON could not be parsed{detail}")
 
 
 def _describe(exc: ValidationError) -> str:
@@ -262,6 +273,12 @@ async def generate_structured(
         raw_outputs.append(response.text)
         usage = usage + response.usage
         costs.append(response.cost_usd)
+        if response.truncated:  # the same limit would cut a second answer too: no repair round
+            raise ModelOutputError(
+                f"{model.name}'s answer was cut off (finish reason {response.finish_reason!r}): "
+                "a truncated answer is not used",
+                raw_outputs,
+            )
         try:
             value = parse_structured(response.text, output_type)
         except OutputInvalid as exc:

@@ -7,6 +7,10 @@ Trials are paired by case (`<file>::<name>`, else suite and name when the files 
 * Scores: a seeded paired bootstrap over cases of the difference of the case's mean trial score (B - A).
 * A regression is significant when either test says B is worse. Each test is made at `alpha / 2`
   (Bonferroni), so noise alone flags a regression at most `alpha` of the time.
+* Checks: a check that failed in a larger share of its trials in B than in A is a check regression, listed
+  even when its case passed in both runs (a `contains-all` that starts missing a name in a case that still
+  passes on its weighted score). They are reported, not tested for significance (when the results files
+  are at hand: the history index keeps no checks).
 
 Caveat: trials of one case are not independent pairs (they share the case), so McNemar's p is somewhat
 optimistic when a case has many trials; the bootstrap resamples whole cases and has no such bias.
@@ -81,6 +85,25 @@ class CaseComparison:
         return "unchanged"
 
     @property
+    def check_changes(self) -> list[dict[str, Any]]:
+        """Checks whose failure share moved between A and B (both scored them): `regressed` or `fixed`."""
+        if self.a is None or self.b is None:
+            return []
+        changes = []
+        for label, (failed_b, scored_b) in self.b.checks.items():
+            failed_a, scored_a = self.a.checks.get(label, (0, 0))
+            if not scored_a or not scored_b or failed_a / scored_a == failed_b / scored_b:
+                continue
+            change = "regressed" if failed_b / scored_b > failed_a / scored_a else "fixed"
+            changes.append({"check": label, "change": change, "a": [failed_a, scored_a], "b": [failed_b, scored_b]})
+        return changes
+
+    @property
+    def check_regressions(self) -> list[dict[str, Any]]:
+        """The checks that fail more often in B than in A."""
+        return [c for c in self.check_changes if c["change"] == "regressed"]
+
+    @property
     def flaky(self) -> list[str]:
         """The runs (`A`, `B`) in which the case had both passed and failed trials."""
         return [side for side, case in (("A", self.a), ("B", self.b)) if _flaky(case)]
@@ -115,6 +138,7 @@ class CaseComparison:
                 "both_failed": sum(1 for a, b in self.pairs if not a and not b),
             },
             "flaky": self.flaky,
+            "checks": self.check_changes,
         }
 
 
@@ -215,6 +239,7 @@ class Comparison:
                 "significant": self.score_decides and (interval.high < 0 or interval.low > 0),
             },
             "flaky": [c.name for c in self.cases if c.flaky],
+            "check_regressions": [{"case": c.name, **change} for c in self.cases for change in c.check_regressions],
             "cases": [c.to_dict() for c in self.cases],
         }
 

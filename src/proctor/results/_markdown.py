@@ -2,7 +2,8 @@
 
 The layout is Lobu's (`# Eval Report`, `## Model Comparison`, `## Overall Scores`, `## Rubric Details`,
 `## Failed Trials` with trace ids), with what Proctor adds: a cost column, errored trials beside failed
-ones, tool calls in transcripts, and rubric criteria counted over every trial instead of the first.
+ones, skipped cases with why nothing was scored, tool calls in transcripts, and rubric criteria counted
+over every trial instead of the first.
 """
 
 from __future__ import annotations
@@ -145,6 +146,16 @@ def _failed_trials(run: ReportRun) -> list[str]:
     return ["", f"## Failed Trials: {run.label}", *lines] if lines else []
 
 
+def _skipped_cases(run: ReportRun) -> list[str]:
+    """Cases in which nothing was scored, with why: a skip is never a silent pass."""
+    lines = [
+        f"- **{_cell(case['name'])}**: {_cell(case.get('reason') or 'no reason recorded')}"
+        for case in run.data["cases"]
+        if case.get("status") == "skipped"
+    ]
+    return ["", f"## Skipped: {run.label}", "", *lines] if lines else []
+
+
 def render_markdown(report: Report) -> str:
     """Render `evals-report.md`."""
     lines = [
@@ -159,6 +170,8 @@ def render_markdown(report: Report) -> str:
     ]
     for run in report.runs:
         lines += _rubric_details(run)
+    for run in report.runs:
+        lines += _skipped_cases(run)
     for run in report.runs:
         lines += _failed_trials(run)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)) + "\n"

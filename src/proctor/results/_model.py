@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.checks import CheckResult
-from proctor.scoring import case_outcome, percentile
+from proctor.scoring import case_outcome, nothing_scored_reason, percentile
 from proctor.transcript import Message, ToolCall, Usage
 
-__all__ = ["RESULTS_VERSION", "CaseResult", "RunResult", "TrialResult"]
+__all__ = ["RESULTS_VERSION", "CaseResult", "RunResult", "TrialResult", "failing_checks"]
 
 RESULTS_VERSION = 1
 """Version of the results JSON format."""
@@ -59,6 +59,10 @@ class TrialResult:
     simulation: dict[str, Any] | None = None
     """A simulated-user trial's arms (transcripts, checks, composite components) and their difference."""
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.status == "skipped" and self.reason is None:  # a skipped trial always says why
+            self.reason = nothing_scored_reason(self.checks)
 
     @property
     def passed(self) -> bool:
@@ -198,6 +202,7 @@ class CaseResult:
             "description": self.description,
             "tags": self.tags,
             "status": outcome.status,
+            **({"reason": _skip_reason(trials)} if outcome.status == "skipped" else {}),
             "passed": outcome.status == "passed",
             "pass_rate": _round(outcome.pass_rate),
             "pass_k": _round(outcome.pass_k),
@@ -212,8 +217,34 @@ class CaseResult:
             "tokens": usage.to_dict(),
             "costs": _sum_costs(t.to_dict()["costs"] for t in trials),
             "retries": sum(t.retries for t in trials),
+            "failing_checks": failing_checks(trials),
             "trials": [t.to_dict() for t in trials],
         }
+
+
+def failing_checks(trials: list[TrialResult]) -> list[dict[str, Any]]:
+    """Every check that failed in at least one trial, in check order (so a passing case still shows them).
+
+    Each: name, type, turn, in how many trials it failed of how many scored it, and its first failure's reason.
+    """
+    found: dict[tuple[str, str, int | None], dict[str, Any]] = {}
+    for trial in trials:
+        for check in trial.checks:
+            key = (check.name, check.type, check.turn)
+            entry = found.setdefault(
+                key, {"name": check.name, "type": check.type, "turn": check.turn, "failed": 0, "ran": 0, "reason": None}
+            )
+            if check.status in ("passed", "failed"):
+                entry["ran"] += 1
+            if check.status == "failed":
+                entry["failed"] += 1
+                entry["reason"] = entry["reason"] or check.reason
+    return [entry for entry in found.values() if entry["failed"]]
+
+
+def _skip_reason(trials: list[TrialResult]) -> str:
+    """Why every trial of a skipped case was skipped (their distinct reasons)."""
+    return "; ".join(dict.fromkeys(t.reason or "no reason given" for t in trials if t.status == "skipped"))
 
 
 def _zero_costs() -> dict[str, Any]:

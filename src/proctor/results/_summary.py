@@ -162,6 +162,9 @@ class StoredCase:
     """The case's status in the run."""
     trials: dict[int, tuple[str, float | None]]
     """`trial number -> (status, score)`."""
+    checks: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False)
+    """`check label -> (trials it failed in, trials it was scored in)`, from a results file (the history
+    index does not keep checks); the label is the check's name with its turn."""
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> list[StoredCase]:
@@ -174,9 +177,24 @@ class StoredCase:
                 list(case.get("tags") or []),
                 case.get("status") or "error",
                 {t["trial"]: (t["status"], t.get("score")) for t in case.get("trials") or []},
+                check_outcomes(case),
             )
             for case in data["cases"]
         ]
+
+
+def check_outcomes(case: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """A case's checks: label (name, and turn when on one) -> (trials failed in, trials scored in)."""
+    counts: dict[str, list[int]] = {}
+    for trial in case.get("trials") or []:
+        for check in trial.get("checks") or []:
+            turn = check.get("turn")
+            label = check["name"] if turn is None else f"turn {turn + 1} {check['name']}"
+            entry = counts.setdefault(label, [0, 0])
+            if check["status"] in ("passed", "failed"):
+                entry[1] += 1
+                entry[0] += check["status"] == "failed"
+    return {label: (failed, scored) for label, (failed, scored) in counts.items()}
 
 
 @dataclass(slots=True)

@@ -56,6 +56,8 @@ class ArmResult:
     """The arm's check results, the transcript judge's last."""
     faults: list[str] = field(default_factory=list)
     """The simulator's own faults."""
+    reason: str | None = None
+    """Why the arm is `skipped` (nothing was scored)."""
     warnings: list[str] = field(default_factory=list)
     """Things a reader should know."""
 
@@ -137,7 +139,7 @@ def _trial_result(
 ) -> TrialResult:
     primary = arms[_primary(spec.arms)]
     statuses = [arm.status for arm in arms.values()]
-    reason: str | None = None
+    reason = primary.reason
     status, score = primary.status, primary.composite.overall
     if "error" in statuses:  # the agent (or a check) failed: that is the finding, whatever the simulator did
         status = "error"
@@ -240,8 +242,8 @@ def _arm_result(
         max_penalty=spec.scoring.max_penalty,
     )
     all_checks = [*checks, *([transcript] if transcript is not None else [])]
-    status, notes = arm_status(conv.stop, composite, all_checks, faults, pass_threshold=case.scoring.pass_threshold)
-    warnings = [*warnings, *notes]
+    status, reason = arm_status(conv.stop, composite, all_checks, faults, pass_threshold=case.scoring.pass_threshold)
+    warnings = list(warnings)
     if conv.stop == "max_turns":
         warnings.append(f"aborted: no sign-off within {spec.max_turns} messages")
-    return ArmResult(conv, status, composite, all_checks, faults, warnings)
+    return ArmResult(conv, status, composite, all_checks, faults, reason, warnings)

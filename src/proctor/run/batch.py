@@ -23,6 +23,7 @@ from proctor.run.plan import Plan, TrialWork, plan_run, target_identity, trial_s
 from proctor.run.record import Recorder, RunOutcome
 from proctor.run.services import ModelServices
 from proctor.run.trial import run_trial
+from proctor.scoring import ErrorBudget
 from proctor.state import StateManager, start_states
 from proctor.suite import Case, Suite
 from proctor.targets import SessionContext, Target, build_target
@@ -95,6 +96,7 @@ async def run(
         ConfigError: A case has no target, a target cannot be built, or `--resume` is unreadable.
     """
     plan = plan_run(suites, options, cases)
+    errors = ErrorBudget(options.max_errors, planned=len(plan.todo)) if options.max_errors is not None else None
     async with AsyncExitStack() as stack:
         resources = _Resources(plan, options)
         stack.push_async_callback(resources.aclose)
@@ -109,19 +111,22 @@ async def run(
             if resources.models is not None:
                 resources.models.account_agent(trial, plan.model)
             recorder.record(work.case, trial)
+            if errors is not None:
+                errors.record(trial.status)
             if observer is not None:
                 observer.trial_finished(work.case, trial)
 
+        def stop() -> str | None:
+            if errors is not None and errors.exceeded:
+                return errors.reason()
+            return resources.budget_spent()
+
         ending = await execute(
-            plan.todo,
-            one,
-            concurrency=options.concurrency,
-            stop=resources.budget_spent,
-            handle_sigint=options.handle_sigint,
+            plan.todo, one, concurrency=options.concurrency, stop=stop, handle_sigint=options.handle_sigint
         )
     status = {"complete": "complete", "interrupted": "interrupted", "stopped": "aborted"}[ending.status]
-    # the reason is read after the trials in flight finished: what they spent counts
-    return recorder.finish(status, resources.budget_spent() if ending.status == "stopped" else None)
+    # the reason is read after the trials in flight finished: what they spent, and their errors, count
+    return recorder.finish(status, stop() if ending.status == "stopped" else None)
 
 
 async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: _Resources) -> TrialResult:
@@ -138,7 +143,7 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
     if case.simulate is not None:
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
-    return await run_trial(case, work.number, target, context, judge, states)
+    return await run_trial(case, work.number, target, context, judge, states, strict=options.strict)
 
 
 def run_sync(

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from proctor.errors import ConfigError
 from proctor.results import TrialResult
+from proctor.scoring import ErrorLimit
 from proctor.suite import Case
 
 __all__ = ["RunObserver", "RunOptions"]
@@ -58,6 +59,12 @@ class RunOptions:
     """A JSON or YAML price table overriding the bundled one."""
     state: Any = None
     """State settings (a `proctor.suite.StateSpec` or a mapping) replacing every suite's `state:`."""
+    strict: bool = False
+    """Any failed check fails its trial, whatever the trial's score (promptfoo's semantics)."""
+    judge_timeout: float | None = None
+    """Seconds one judge call attempt may take (default: the provider's); past it the attempt fails."""
+    max_errors: ErrorLimit | None = None
+    """Stop starting trials once more trials errored than this allows (the run is then `aborted`)."""
     history: Path | None = None
     """The history store the finished run is indexed in (default `.proctor/history.db` beside the results
     directory, i.e. beside the suites); only when `write_results` is on."""
@@ -75,6 +82,8 @@ class RunOptions:
                 raise ConfigError(f"{name} must be >= {low}, got {value}")
         if self.timeout is not None and self.timeout <= 0:
             raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout}")
+        if self.judge_timeout is not None and self.judge_timeout <= 0:
+            raise ConfigError(f"judge_timeout must be > 0 seconds, got {self.judge_timeout}")
         if self.budget is not None and self.budget <= 0:
             raise ConfigError(f"budget must be > 0 USD, got {self.budget}")
 

@@ -44,6 +44,7 @@ LIVE_ONLY_FAMILIES = frozenset({"state"})
 """Check families that read the agent's live state: never re-run from a transcript."""
 
 _SCORING_WARNINGS = ("no check was scored", "the case has no checks")
+"""Warnings of earlier releases' scoring, dropped when a stored trial is scored again."""
 
 
 def _find_suite_file(name: str, results_file: Path) -> Path:
@@ -126,12 +127,17 @@ def _reuse(
 
 
 async def _rescore_trial(
-    case: Case, stored: TrialResult, judge: Judge | None, selected: Callable[[AssertionSpec], bool]
+    case: Case,
+    stored: TrialResult,
+    judge: Judge | None,
+    selected: Callable[[AssertionSpec], bool],
+    *,
+    strict: bool = False,
 ) -> TrialResult:
     """Re-run the selected checks of one stored trial and score it again."""
     if stored.error is not None:
         return stored  # the conversation failed: there is nothing more to check
-    if stored.simulation is not None or case.simulate is not None or stored.status in ("skipped", "inconclusive"):
+    if stored.simulation is not None or case.simulate is not None or stored.status == "inconclusive":
         note = "simulated-user trials are kept as recorded: rescoring their arms is not supported yet"
         if note not in stored.warnings:
             stored.warnings.append(note)
@@ -145,7 +151,7 @@ async def _rescore_trial(
             warnings.append(f"turn {index + 1}'s message in the suite differs from the stored transcript")
     phase = PhaseContext(judge, reuse=_reuse(stored, selected, warnings))
     done = await check_transcript(case, messages, phase)
-    scored = score_trial(done, pass_threshold=case.scoring.pass_threshold)
+    scored = score_trial(done, pass_threshold=case.scoring.pass_threshold, strict=strict)
     return TrialResult(
         case_key=stored.case_key,
         trial=stored.trial,
@@ -159,6 +165,7 @@ async def _rescore_trial(
         usage=stored.usage,
         trace_ids=stored.trace_ids,
         agent_cost_usd=stored.agent_cost_usd,
+        reason=scored.reason,
     )
 
 
@@ -200,7 +207,7 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
             done[number] = stored
             return
         judge = models.judge_for(case) if models is not None else None
-        done[number] = await _rescore_trial(case, stored, judge, selected)
+        done[number] = await _rescore_trial(case, stored, judge, selected, strict=options.strict)
 
     try:
         await execute(range(len(work)), one, concurrency=options.concurrency)

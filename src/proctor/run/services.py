@@ -46,6 +46,7 @@ class ModelServices:
             settings = ModelSettings(
                 concurrency=concurrency,
                 rpm=rpm,
+                timeout=self.options.judge_timeout,
                 cache=self.cache,
                 ledger=self.ledger,
                 budget=self.budget,

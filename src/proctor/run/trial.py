@@ -48,6 +48,8 @@ async def run_trial(
     context: SessionContext,
     judge: Judge | None = None,
     states: StateManager | None = None,
+    *,
+    strict: bool = False,
 ) -> TrialResult:
     """Run trial number `trial` of `case` against `target` (see the module's docstring).
 
@@ -58,6 +60,7 @@ async def run_trial(
         context: The session's context (case, trial, model, variables).
         judge: The judge for LLM-judged checks; `None` skips them with a hint.
         states: The run's state backends, when the case uses a graph.
+        strict: Any failed check fails the trial, whatever its score.
     """
     started = time.perf_counter()
     try:
@@ -69,7 +72,7 @@ async def run_trial(
             checks = await check_transcript(case, conversation.messages, phase)
     except StateError as exc:
         return error_trial(case, trial, str(exc), type(exc).__name__, (time.perf_counter() - started) * 1000)
-    return _scored(case, trial, conversation, checks, prepared.warnings, started)
+    return _scored(case, trial, conversation, checks, prepared.warnings, started, strict=strict)
 
 
 def _scored(
@@ -79,8 +82,12 @@ def _scored(
     checks: list[CheckResult],
     warnings: list[str],
     started: float,
+    *,
+    strict: bool,
 ) -> TrialResult:
-    scored = score_trial(checks, pass_threshold=case.scoring.pass_threshold, conversation_error=conversation.error)
+    scored = score_trial(
+        checks, pass_threshold=case.scoring.pass_threshold, conversation_error=conversation.error, strict=strict
+    )
     return TrialResult(
         case_key=case_key(case),
         trial=trial,
@@ -95,6 +102,7 @@ def _scored(
         usage=conversation.usage,
         trace_ids=conversation.trace_ids,
         error_type=conversation.error_type,
+        reason=scored.reason,
     )
 
 
