@@ -2,7 +2,8 @@
 
 * `wilson_interval`: a confidence interval for a pass rate that behaves at 0/n and n/n.
 * `pass_at_k`: the chance that at least one of k trials passes (the unbiased estimator of Chen et al.,
-  2021); `pass_hat_k` (from `proctor.scoring`): the chance that all k pass.
+  2021); `pass_hat_k`: the chance that all k pass. These three live in `proctor.scoring` (one
+  implementation for the results JSON, the console and the reports) and are re-exported here.
 * `mcnemar_exact`: McNemar's exact test on paired pass/fail outcomes.
 * `paired_bootstrap`: a seeded percentile-bootstrap interval on the mean of paired differences.
 """
@@ -14,56 +15,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proctor.scoring import pass_hat_k
+from proctor.scoring import pass_at_k, pass_hat_k, wilson_interval
 
 __all__ = ["BootstrapInterval", "mcnemar_exact", "paired_bootstrap", "pass_at_k", "pass_hat_k", "wilson_interval"]
-
-
-def _z(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    from statistics import NormalDist  # on first use: `statistics` costs ~10 ms to import
-
-    return NormalDist().inv_cdf(0.5 + confidence / 2)
-
-
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
-    """Wilson score interval for a proportion of `successes` out of `n`.
-
-    Unlike the normal ("Wald") interval it stays inside 0..1 and is not zero-width at 0/n or n/n,
-    which matters with the handful of trials an agent eval has.
-
-    Returns:
-        `(low, high)`, or `None` when `n` is 0.
-
-    Raises:
-        ValueError: `successes` is outside 0..n, or `confidence` outside (0, 1).
-    """
-    if n == 0:
-        return None
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be in 0..{n}, got {successes}")
-    z = _z(confidence)
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """pass@k: the probability that at least one of k trials drawn from n (c of which passed) passes.
-
-    Equals 1 - C(n - c, k) / C(n, k) (Chen et al., 2021); with k = 1 it is the pass rate c / n.
-
-    Raises:
-        ValueError: `k` is outside 1..n or `c` outside 0..n.
-    """
-    if k <= 0 or k > n:
-        raise ValueError(f"k must be in 1..{n}, got {k}")
-    if not 0 <= c <= n:
-        raise ValueError(f"c must be in 0..{n}, got {c}")
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -116,7 +70,8 @@ def paired_bootstrap(
     Returns:
         The interval, or `None` for no differences.
     """
-    _z(confidence)  # validates it
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     n = len(differences)
