@@ -368,7 +368,7 @@ async def judge_asked_for(model: Model, agent_text: str, fact: str) -> bool:
 
 
 def _first_mentions(conversation: Conversation, spec: SimulateSpec) -> list[tuple[int, str]]:
-    """`(message index, fact)` of each fact's first mention by the simulator."""
+    """`(message index, fact)` of each fact's first mention by the simulator, in conversation order."""
     start = conversation.first_simulated
     found = []
     for fact in spec.facts:
@@ -376,7 +376,7 @@ def _first_mentions(conversation: Conversation, spec: SimulateSpec) -> list[tupl
             if message.role == "user" and index >= start and fact_mentioned(message.content, fact):
                 found.append((index, fact))
                 break
-    return found
+    return sorted(found, key=lambda pair: pair[0])
 
 
 async def judge_requests(model: Model, conversation: Conversation, spec: SimulateSpec) -> dict[tuple[int, str], bool]:
