@@ -86,7 +86,7 @@ async def test_a_judge_decides_when_configured(model_server: Any) -> None:
     assert "Your order number format is wrong" in prompts[0] and ORDER in prompts[0]
     assert "Which city are you in?" in prompts[1] and TIMEZONE in prompts[1]
     assert simulator_checks(conversation, SPEC) == [
-        "fact volunteered before the agent asked for it (message 5): \"The user's timezone is Australia/Sydney\""
+        'fact volunteered before the agent asked for it (message 5): "The user\'s timezone is Australia/Sydney"'
     ]
     assert simulator_checks(conversation, SPEC, asked=decisions) == [
         "fact volunteered before the agent asked for it (message 3): 'My order number is 4521'"

@@ -16,7 +16,8 @@ Text is handled as the Go code handles it (`eval-agent/internal/prechecks/`), so
 service's on any input: lengths are Go's `len` (UTF-8 bytes, so "é" counts 2); words are split and the
 answer trimmed on Go's `unicode.IsSpace` (Python's `str.split` also splits on U+001C..U+001F, Go does
 not); lower-casing is Go's `strings.ToLower`, a per-rune simple mapping (Python's `str.lower` turns
-"İ" into "i" + U+0307 and a word-final "Σ" into "ς"; Go gives "i" and "σ"). The one deliberate deviation:
+U+0130 "İ" into "i" + U+0307 and a word-final U+03A3 capital sigma into final sigma U+03C2; Go gives "i"
+and U+03C3 small sigma). The one deliberate deviation:
 a query with no content word skips the overlap check, where the Go code divided by zero.
 """
 

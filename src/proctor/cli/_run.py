@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import fail, guard, is_terminal, load_suites_or_exit
+from proctor.cli._common import K_HELP, fail, guard, is_terminal, load_suites_or_exit
 
 __all__ = ["run_command"]
 
@@ -131,6 +131,7 @@ def run_command(
         False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check, and the Cypher run with timings."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+    k: int | None = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, help=K_HELP),
 ) -> None:
     """Run suites against an agent and report what it said and did."""
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
@@ -180,7 +181,7 @@ def run_command(
     finally:
         if observer is not None:
             observer.close()
-    data = outcome.data
+    data = outcome.data if k is None else _restate_k(outcome.data, outcome.path, k)
     if output is not None:
         from proctor.results import write_output
 
@@ -190,6 +191,19 @@ def run_command(
     else:
         print_results(data, outcome.path, output, verbose=verbose)
     raise typer.Exit(exit_code(data))
+
+
+def _restate_k(data: dict[str, Any], path: Path | None, k: int) -> dict[str, Any]:
+    """The results with pass@k and pass^k for `k`, rewritten in the run's results file too.
+
+    (Until `RunOptions` carries `k` to the `RunResult` the runner writes.)
+    """
+    from proctor.results import with_k, write_json
+
+    data = with_k(data, k)
+    if path is not None:
+        write_json(path, data)
+    return data
 
 
 def _history_path(value: Path | None) -> Path | None:

@@ -380,8 +380,10 @@ def _first_mentions(conversation: Conversation, spec: SimulateSpec) -> list[tupl
 
 
 async def judge_requests(model: Model, conversation: Conversation, spec: SimulateSpec) -> dict[tuple[int, str], bool]:
-    """The judge's `asked` decisions for `simulator_checks`: for each fact the simulator revealed in arm
-    `supplied`, whether the agent's message before it requested that fact.
+    """The judge's `asked` decisions for `simulator_checks`, by `(message index, fact)`.
+
+    For each fact the simulator revealed in arm `supplied`, the judge says whether the agent's message
+    before it requested that fact (one yes/no call per revealed fact; none in arm `withheld`).
 
     Raises:
         proctor.errors.ModelError: The judge failed or answered neither yes nor no.
