@@ -222,6 +222,7 @@ def test_k_sets_pass_at_k_and_pass_hat_k_with_wilson_intervals_everywhere(tmp_pa
     written = json.loads(path.read_text())
     assert {key: written["cases"][0][key] for key in expected} == expected and written["cases"][0]["pass_k"] == 0.166667
     assert written["summary"]["k"] == 2 and written["summary"]["pass_rate_ci"] == [0.0, 0.793451]  # 0 cases of 1
+    assert written["summary"]["trial_pass_rate_ci"] == [0.150039, 0.849961]  # 2 trials of 4
 
     table = runner.invoke(app, ["run", str(directory), "--model", "default"])
     assert table.exit_code == 1, table.output

@@ -309,8 +309,8 @@ class RunResult:
                         for status in ("inconclusive", "skipped")
                         if (n := sum(1 for t in trials if t["status"] == status))
                     },
-                    "pass_rate_ci": _interval(trials),
                 },
+                "trial_pass_rate_ci": _interval(trials),
                 "checks": {
                     status: sum(1 for t in trials for c in t["checks"] if c["status"] == status)
                     for status in ("passed", "failed", "error", "skipped")
@@ -349,7 +349,8 @@ def _mean(values: list[float]) -> float | None:
 def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]:
     """A run's `k`, mean `pass_at_k` and `pass_hat_k` over the cases that have them, and `pass_rate_ci`.
 
-    `pass_rate_ci` is the 95 % Wilson interval of the case pass rate (passed / cases).
+    `pass_rate_ci` is the 95 % Wilson interval of the case pass rate (passed / cases); the trial pass
+    rate's is `trial_pass_rate_ci`, beside it in the summary.
     """
     passed = sum(1 for case in cases if case["status"] == "passed")
     interval = wilson_interval(passed, len(cases))
@@ -371,5 +372,5 @@ def with_k(data: dict[str, Any], k: int | None) -> dict[str, Any]:
     summary = dict(data.get("summary") or {})
     trials = [t for case in cases for t in case.get("trials") or []]
     summary.update(run_statistics(cases, k))
-    summary["trials"] = {**(summary.get("trials") or {}), "pass_rate_ci": _interval(trials)}
+    summary["trial_pass_rate_ci"] = _interval(trials)
     return {**data, "summary": summary, "cases": cases}
