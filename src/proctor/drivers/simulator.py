@@ -360,7 +360,7 @@ async def judge_asked_for(model: Model, agent_text: str, fact: str) -> bool:
         {"role": "system", "content": ASKED_PROMPT},
         {"role": "user", "content": f"Assistant message:\n{agent_text}\n\nInformation:\n{fact}\n\nDoes it ask?"},
     ]
-    response = await model.generate(chat, GenerateConfig(temperature=0.0, max_tokens=5), role="judge")
+    response = await model.generate(chat, GenerateConfig(temperature=0.0, max_tokens=16), role="judge")
     word = re.sub(r"[^a-z]", "", response.text.strip().lower().split(maxsplit=1)[0] if response.text.strip() else "")
     if word not in ("yes", "no"):
         raise ModelOutputError(f"the judge answered {response.text!r}, not yes or no", [response.text])
