@@ -1,16 +1,21 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from proctor.checks import CheckResult
 from proctor.scoring import (
     ERROR_BUDGET_EXCEEDED,
     ErrorBudget,
+    PassStatistics,
     case_outcome,
     parse_error_limit,
     pass_hat_k,
+    pass_statistics,
     percentile,
     score_trial,
+    wilson_interval,
 )
 
 
@@ -133,3 +138,20 @@ def test_percentile() -> None:
     assert percentile([10.0], 95) == 10.0
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == pytest.approx(2.5)
     assert percentile([float(i) for i in range(1, 101)], 95) == pytest.approx(95.05)
+
+
+def test_pass_statistics_for_a_chosen_k() -> None:
+    statuses = ["passed", "failed", "passed", "error", "passed", "failed", "skipped"]  # n = 5 scored, c = 3
+    two = pass_statistics(statuses, 2)
+    assert (two.n, two.c, two.k) == (5, 3, 2)
+    assert two.pass_at_k == pytest.approx(1 - math.comb(2, 2) / math.comb(5, 2))  # 0.9
+    assert two.pass_hat_k == pytest.approx(math.comb(3, 2) / math.comb(5, 2))  # 0.3
+    assert two.interval == wilson_interval(3, 5)
+    default = pass_statistics(statuses)  # k = n = 5: "all five passed" and "one of five passed"
+    assert (default.k, default.pass_at_k, default.pass_hat_k) == (5, 1.0, 0.0)
+    too_big = pass_statistics(statuses, 6)  # no unbiased estimate from 5 trials: none, not a smaller k
+    assert (too_big.k, too_big.pass_at_k, too_big.pass_hat_k) == (6, None, None) and too_big.interval
+    assert pass_statistics(["error", "skipped"], 2) == PassStatistics(0, 0, 2, None, None, None)
+    assert two.to_dict() == {"k": 2, "pass_at_k": 0.9, "pass_hat_k": 0.3, "pass_rate_ci": [0.230724, 0.882379]}
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        pass_statistics(statuses, 0)

@@ -13,6 +13,10 @@ Rules (Lobu's, with its defects fixed):
   `passed` or `failed` only when that outcome holds whatever the errored trials would have been,
   else it is `error`. A case whose every trial was skipped is `skipped`.
 * An error budget (`--max-errors N|RATE`) stops a run once more trials errored than it allows.
+* Statistics over the n scored trials of a case, c of them passed (`pass_statistics`): pass@k =
+  1 - C(n-c, k) / C(n, k) (at least one of k passes; Chen et al., 2021), pass^k = C(c, k) / C(n, k)
+  (all k pass; tau-bench), both the unbiased estimators from n >= k trials, and the 95 % Wilson score
+  interval of the pass rate c / n.
 
 The Go Eval Agent's confidence (the online service, `proctor.service`): `precheck_weight` x the mean
 precheck score + `judge_weight` x the mean judge score, in bands: `pass` above 0.8, `review` above 0.5,
@@ -34,6 +38,7 @@ __all__ = [
     "Composite",
     "ErrorBudget",
     "ErrorLimit",
+    "PassStatistics",
     "TrialScore",
     "VerdictBand",
     "arm_status",
@@ -44,12 +49,15 @@ __all__ = [
     "mean_score",
     "nothing_scored_reason",
     "parse_error_limit",
+    "pass_at_k",
     "pass_hat_k",
+    "pass_statistics",
     "percentile",
     "score_trial",
     "timing_score",
     "verdict_band",
     "weighted_score",
+    "wilson_interval",
 ]
 
 RUBRIC_SHARE = 0.5
@@ -457,3 +465,101 @@ def composite_score(
     mean = sum(scored[k] * given[k] for k in scored) / total
     overall = round(max(0.0, mean - penalty), 2)
     return Composite(overall, timing, tasks, assertions, penalty, failures, {k: given[k] / total for k in scored})
+
+
+def _z(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    from statistics import NormalDist  # on first use: `statistics` costs ~10 ms to import
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Wilson score interval for a proportion of `successes` out of `n`.
+
+    Unlike the normal ("Wald") interval it stays inside 0..1 and is not zero-width at 0/n or n/n,
+    which matters with the handful of trials an agent eval has.
+
+    Returns:
+        `(low, high)`, or `None` when `n` is 0.
+
+    Raises:
+        ValueError: `successes` is outside 0..n, or `confidence` outside (0, 1).
+    """
+    if n == 0:
+        return None
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be in 0..{n}, got {successes}")
+    z = _z(confidence)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """pass@k: the probability that at least one of k trials drawn from n (c of which passed) passes.
+
+    Equals 1 - C(n - c, k) / C(n, k) (Chen et al., 2021); with k = 1 it is the pass rate c / n.
+
+    Raises:
+        ValueError: `k` is outside 1..n or `c` outside 0..n.
+    """
+    if k <= 0 or k > n:
+        raise ValueError(f"k must be in 1..{n}, got {k}")
+    if not 0 <= c <= n:
+        raise ValueError(f"c must be in 0..{n}, got {c}")
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+@dataclass(frozen=True, slots=True)
+class PassStatistics:
+    """A case's pass statistics over its scored trials."""
+
+    n: int
+    """Scored trials (`passed` + `failed`; errored, skipped and inconclusive ones left out)."""
+    c: int
+    """Passed trials."""
+    k: int | None
+    """The k of pass@k and pass^k: the one asked for, else n; `None` when n is 0."""
+    pass_at_k: float | None
+    """The chance that at least one of k trials passes; `None` when n < k or n is 0."""
+    pass_hat_k: float | None
+    """The chance that all k trials pass; `None` when n < k or n is 0."""
+    interval: tuple[float, float] | None
+    """The 95 % Wilson score interval of c / n; `None` when n is 0."""
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form kept in results (`pass_rate_ci` is `[low, high]`)."""
+        return {
+            "k": self.k,
+            "pass_at_k": _round6(self.pass_at_k),
+            "pass_hat_k": _round6(self.pass_hat_k),
+            "pass_rate_ci": None if self.interval is None else [round(v, 6) for v in self.interval],
+        }
+
+
+def pass_statistics(statuses: Sequence[str], k: int | None = None) -> PassStatistics:
+    """pass@k, pass^k and the Wilson interval of a case from its trials' statuses.
+
+    Args:
+        statuses: Each trial's status; only `passed` and `failed` trials count.
+        k: Trials per draw (`--k`); default the number of scored trials, so pass^k is "every trial
+            passed". With fewer scored trials than k, pass@k and pass^k are `None` (no unbiased
+            estimate exists), never a number for a smaller k.
+
+    Raises:
+        ValueError: `k` is below 1.
+    """
+    if k is not None and k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    c = sum(1 for status in statuses if status == "passed")
+    n = c + sum(1 for status in statuses if status == "failed")
+    if n == 0:
+        return PassStatistics(0, 0, k, None, None, None)
+    chosen = n if k is None else k
+    if chosen > n:
+        return PassStatistics(n, c, chosen, None, None, wilson_interval(c, n))
+    return PassStatistics(n, c, chosen, pass_at_k(n, c, chosen), pass_hat_k(n, c, chosen), wilson_interval(c, n))

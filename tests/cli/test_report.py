@@ -216,3 +216,19 @@ def test_compare_reports_a_check_regression_inside_a_case_that_still_passes(tmp_
     assert data["cases"][0]["change"] == "unchanged" and data["cases"][0]["checks"][0]["change"] == "regressed"
     by_id = invoke("compare", json.loads(Path(before).read_text())["run_id"], after, "--history", str(tmp_path))
     assert "check regressed almost" in by_id.output  # from the history index too (checks read from the file)
+
+
+def test_report_k_recomputes_pass_at_k_and_pass_hat_k(tmp_path: Path) -> None:
+    data = Path(__file__).parent.parent / "results" / "data" / "gpt-4-1-mini_20261101T090000Z.json"
+    # trials: vacation-dates P P F, out-next-week P P P, lookup-email P P P, json-reply P E F (n = 2)
+    result = invoke("report", str(data), "--k", "2", "--output-dir", str(tmp_path), "--no-html")
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "evals-report.md").read_text()
+    # pass@2: 1 for every case; pass^2: (C(2,2)/C(3,2) + 1 + 1 + C(1,2)/C(2,2)) / 4 = (1/3 + 2) / 4 = 0.58
+    assert "| $0.0029 | 1.00 (k=2) | 0.58 (k=2) |" in markdown
+    assert "| vacation-dates | FAIL 0.76 (67% [21-94%]) |" in markdown  # Wilson 2/3: 0.208-0.939
+    default = invoke("report", str(data), "--output-dir", str(tmp_path / "n"), "--no-html")
+    assert default.exit_code == 0, default.output
+    # k = n: pass@n 1 everywhere; pass^n: (0 + 1 + 1 + 0) / 4
+    assert "| $0.0029 | 1.00 | 0.50 |" in (tmp_path / "n" / "evals-report.md").read_text()
+    assert invoke("report", str(data), "--k", "0").exit_code == 2

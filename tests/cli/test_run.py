@@ -346,3 +346,38 @@ def test_exit_codes_follow_the_written_results() -> None:
     stopped = {**data, "status": "aborted", "reason": budget.reason()}  # how the runner records the stop
     assert exit_code(stopped) == EXIT_ERRORED
     assert exit_code({**data, "status": "aborted", "reason": "budget of $1 reached"}) == EXIT_UNREACHABLE
+
+
+FLAKY = """\
+name: flaky
+trials: 4
+target: python:helpers.agents:flaky_by_trial
+turns:
+  - content: "confirm?"
+    assert:
+      - {type: contains, value: confirmed}
+"""
+
+
+def test_k_sets_pass_at_k_and_pass_hat_k_with_wilson_intervals_everywhere(tmp_path: Path) -> None:
+    directory = suite_dir(tmp_path, flaky=FLAKY)  # trials 1 and 3 pass, 2 and 4 fail: n = 4, c = 2
+    result = runner.invoke(app, ["run", str(directory), "--model", "k2", "--k", "2", "--ci"])
+    assert result.exit_code == 1, result.output  # the case needs every trial to pass
+    case = json.loads(result.stdout)["cases"][0]
+    expected = {"k": 2, "pass_at_k": 0.833333, "pass_hat_k": 0.166667, "pass_rate_ci": [0.150039, 0.849961]}
+    assert {key: case[key] for key in expected} == expected  # 1 - C(2,2)/C(4,2), C(2,2)/C(4,2), Wilson 2/4
+    (path,) = (directory / ".results").glob("k2_*.json")
+    written = json.loads(path.read_text())
+    assert {key: written["cases"][0][key] for key in expected} == expected and written["cases"][0]["pass_k"] == 0.166667
+    assert written["summary"]["k"] == 2 and written["summary"]["pass_rate_ci"] == [0.0, 0.793451]  # 0 cases of 1
+    assert written["summary"]["trial_pass_rate_ci"] == [0.150039, 0.849961]  # 2 trials of 4
+
+    table = runner.invoke(app, ["run", str(directory), "--model", "default"])
+    assert table.exit_code == 1, table.output
+    assert "95% CI" in table.output and "pass@4" in table.output and "pass^4" in table.output
+    assert "50%" in table.output and "15-85%" in table.output  # the pass rate's interval, on the row
+    assert "case pass rate 0% (95% CI 0-79%), mean pass@4 1.00, pass^4 0.00" in table.output
+
+    beyond = runner.invoke(app, ["run", str(directory), "--model", "k5", "--k", "5", "--ci"])
+    assert json.loads(beyond.stdout)["cases"][0]["pass_at_k"] is None  # 4 trials cannot estimate k = 5
+    assert runner.invoke(app, ["run", str(directory), "--k", "0"]).exit_code == 2

@@ -35,7 +35,8 @@ def test_markdown_report_follows_lobus_layout() -> None:
     assert "### vacation-dates -- Trial 3 (score: 0.28)" in headings
     assert "| Eval | openai/gpt-4.1-mini | anthropic/claude-sonnet-4 |" in text
     assert "| Model | Pass Rate | Avg Score | p50 Latency | Total Tokens | Cost |" in text
-    assert "| lookup-email | PASS 1.00 (100%) | FAIL 0.67 (67%) |" in text
+    # Lobu's cell with the trial pass rate's 95% Wilson interval added (2/3: 0.208-0.939)
+    assert "| lookup-email | PASS 1.00 (100% [44-100%]) | FAIL 0.67 (67% [21-94%]) |" in text
     assert "**Trace IDs:** `trace-vacation-dates-3-1`" in text
     assert "- **Precise**: FAIL (2/3 trials) -- Vague about the dates." in text
     assert "\n\n\n" not in text

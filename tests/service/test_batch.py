@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from proctor.errors import ConfigError
+from proctor.results._stats import tau_b_exact as _tau_b
 from proctor.service import ServiceSettings, calibrate, kendall_tau_b, looks_like_events, score_events
-from proctor.service._calibration import _tau_b
 from service.events import SEED_EARLY_EXIT, SEED_EVALUATE, event
 from service.judge_server import JudgeScript, verdict
 
@@ -148,6 +148,10 @@ def test_calibration_agreement_confusion_and_tau(tmp_path: Path, judge_server: A
     assert report.tau == pytest.approx(_tau_b([2, 2, 1, 0, 0], [2, 2, 2, 0, 0]))
     assert report.passed and [e.line for e in report.invalid] == [6]
     assert "label 'maybe'" in report.invalid[0].message
+    # kappa: p_o = 4/5; p_e = (2 x 3 [pass] + 1 x 0 [review] + 2 x 2 [fail]) / 25 = 0.4; (0.8 - 0.4) / 0.6
+    assert report.kappa == pytest.approx(2 / 3) and report.to_dict()["cohen_kappa"] == report.kappa
+    strict = calibrate(write(tmp_path / "labels.jsonl", *lines), settings=settings(script), min_kappa=0.7)
+    assert strict.kappa == pytest.approx(2 / 3) and strict.tau == report.tau and not strict.passed
 
 
 def test_calibration_needs_a_judge(tmp_path: Path) -> None:

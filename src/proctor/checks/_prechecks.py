@@ -1,6 +1,6 @@
 """Prechecks: the Go Eval Agent's cheap heuristics on an answer, with its formulas.
 
-* `length-checker`: ratio = characters of the answer / characters of the query; below 0.5 scores 0.0
+* `length-checker`: ratio = UTF-8 bytes of the answer / UTF-8 bytes of the query; below 0.5 scores 0.0
   (too short), above 10 scores 0.5 (too long), else 1.0.
 * `overlap-checker`: the share of the query's unique content words found in the answer, after
   lower-casing, stripping punctuation, dropping stop words and one-character tokens. A query with no
@@ -12,7 +12,13 @@ In a suite they check a turn's reply against the user message it answers and pas
 `options.threshold` (default 0.5). The online service runs them as its stage 1
 (`proctor.service`), where the scores, not the pass/fail, feed the early exit and the confidence.
 
-Lengths count characters, not bytes as the Go code did, so a non-ASCII answer is not favoured.
+Text is handled as the Go code handles it (`eval-agent/internal/prechecks/`), so a score matches the Go
+service's on any input: lengths are Go's `len` (UTF-8 bytes, so "é" counts 2); words are split and the
+answer trimmed on Go's `unicode.IsSpace` (Python's `str.split` also splits on U+001C..U+001F, Go does
+not); lower-casing is Go's `strings.ToLower`, a per-rune simple mapping (Python's `str.lower` turns
+U+0130 "İ" into "i" + U+0307 and a word-final U+03A3 capital sigma into final sigma U+03C2; Go gives "i"
+and U+03C3 small sigma). The one deliberate deviation:
+a query with no content word skips the overlap check, where the Go code divided by zero.
 """
 
 from __future__ import annotations
@@ -24,7 +30,18 @@ from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult, CheckStatus
 from proctor.suite import AssertionSpec
 
-__all__ = ["PRECHECKS", "PrecheckScore", "format_score", "length_score", "overlap_score"]
+__all__ = [
+    "GO_SPACE",
+    "PRECHECKS",
+    "PrecheckScore",
+    "format_score",
+    "go_fields",
+    "go_len",
+    "go_lower",
+    "go_trim_space",
+    "length_score",
+    "overlap_score",
+]
 
 DEFAULT_THRESHOLD = 0.5
 """In a suite, a precheck passes when its score reaches this (overridden by `options.threshold`)."""
@@ -46,6 +63,33 @@ _REPEATED = re.compile(r"[!?.]{3,}")
 PrecheckScore = tuple[float | None, str]
 """A precheck's score (`None`: could not be measured) and the reason."""
 
+GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+"""Go's `unicode.IsSpace` set (Unicode White_Space): Python's `str.isspace` minus U+001C..U+001F."""
+_GO_SPLIT = re.compile(f"[{re.escape(GO_SPACE)}]+")
+_GO_LOWER_SPECIAL = str.maketrans({"\u0130": "i", "\u03a3": "\u03c3"})
+"""The only runes whose Python `str.lower` differs from Go's simple mapping: U+0130 (full mapping
+"i" + U+0307) and "Σ" (final sigma in context)."""
+
+
+def go_len(text: str) -> int:
+    """Go's `len` of a string: its UTF-8 bytes (a lone surrogate counts 3, as Go's U+FFFD would)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def go_fields(text: str) -> list[str]:
+    """Go's `strings.Fields`: the runs of non-space runes, split on `unicode.IsSpace`."""
+    return [word for word in _GO_SPLIT.split(text) if word]
+
+
+def go_trim_space(text: str) -> str:
+    """Go's `strings.TrimSpace`: leading and trailing `unicode.IsSpace` runes removed."""
+    return text.strip(GO_SPACE)
+
+
+def go_lower(text: str) -> str:
+    """Go's `strings.ToLower`: each rune mapped by `unicode.ToLower` (no context, one rune for one)."""
+    return text.lower() if text.isascii() else text.translate(_GO_LOWER_SPECIAL).lower()
+
 
 def length_score(query: str, answer: str) -> PrecheckScore:
     """Score the answer's length relative to the query's.
@@ -59,8 +103,9 @@ def length_score(query: str, answer: str) -> PrecheckScore:
     """
     if not query:
         return None, "the query is empty: no length ratio"
-    ratio = len(answer) / len(query)
-    sizes = f"{len(answer)} characters for a {len(query)}-character query, ratio {ratio:.2f}"
+    answer_bytes, query_bytes = go_len(answer), go_len(query)
+    ratio = answer_bytes / query_bytes
+    sizes = f"{answer_bytes} bytes for a {query_bytes}-byte query, ratio {ratio:.2f}"
     if ratio < MIN_RATIO:
         return 0.0, f"answer too short: {sizes} (below {MIN_RATIO:g})"
     if ratio > MAX_RATIO:
@@ -69,7 +114,8 @@ def length_score(query: str, answer: str) -> PrecheckScore:
 
 
 def _content_words(text: str) -> set[str]:
-    return {word for word in text.lower().translate(_PUNCTUATION).split() if len(word) > 1 and word not in STOP_WORDS}
+    words = go_fields(go_lower(text).translate(_PUNCTUATION))
+    return {word for word in words if go_len(word) > 1 and word not in STOP_WORDS}
 
 
 def overlap_score(query: str, answer: str) -> PrecheckScore:
@@ -104,10 +150,10 @@ def format_score(answer: str) -> PrecheckScore:
     Returns:
         0.0, 0.5 or 1.0 with the reason.
     """
-    text = answer.strip()
+    text = go_trim_space(answer)
     if not text:
         return 0.0, "the answer is empty"
-    words = len(text.split())
+    words = len(go_fields(text))
     if words < 2:
         return 0.0, f"the answer has {words} word (fewer than 2)"
     run = _REPEATED.search(text)

@@ -1,7 +1,16 @@
-"""`proctor calibrate LABELS.jsonl`: do the pipeline's verdicts agree with human labels?
+"""`proctor calibrate`: do the judges' verdicts agree with human labels?
 
-Exit codes: 0 Kendall's tau-b reaches `--correlation-threshold`; 1 it does not, or it is undefined (too
-few compared events, or one side always gives the same verdict); 2 bad input or options.
+Two kinds of calibration:
+
+* The online service's verdict: `proctor calibrate EVENTS.jsonl --judge M` scores labelled events
+  (exit 0 when Kendall's tau-b reaches `--correlation-threshold`, and Cohen's kappa `--min-kappa` when
+  given; 1 when not, or undefined).
+* A suite's judges: `proctor calibrate RUN.json` (human verdicts added to its checks) or
+  `proctor calibrate LABELS --results RUN` (a JSONL, CSV or YAML file keyed by case, trial and check):
+  agreement, Cohen's kappa, Kendall's tau-b and the confusion matrix per check type, no model call
+  (exit 1 when a check type's kappa is below `--min-kappa`, or undefined; 0 without `--min-kappa`).
+
+Exit code 2: bad input or options.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from typing import Any
 import typer
 
 from proctor.cli._common import guard
+from proctor.cli._history import HISTORY_HELP, resolve_run
 from proctor.cli._serve import (
     CACHE_DIR,
     EARLY_EXIT,
@@ -26,8 +36,9 @@ from proctor.cli._serve import (
     PRECHECK_WEIGHT,
     judge_settings,
 )
+from proctor.errors import ConfigError
 
-__all__ = ["calibrate_command", "format_report"]
+__all__ = ["calibrate_command", "format_report", "format_suite_report"]
 
 
 def _number(value: float | None, digits: int = 3) -> str:
@@ -44,6 +55,8 @@ def format_report(report: Any) -> str:
         f"  compared events:   {report.compared}"
         + (f" ({report.errors} with verdict 'error' left out)" if report.errors else ""),
         f"  agreement:         {_number(report.agreement)}",
+        f"  Cohen's kappa:     {_number(report.kappa)}"
+        + ("" if report.min_kappa is None else f" (min {report.min_kappa:g})"),
         f"  Kendall tau-b:     {_number(report.tau)} (threshold {report.threshold:g}): "
         + ("PASS" if report.passed else "FAIL"),
         "",
@@ -59,8 +72,84 @@ def format_report(report: Any) -> str:
     return "\n".join(lines)
 
 
+def format_suite_report(report: Any) -> str:
+    """A suite calibration as text: per check type, figures then the confusion matrix."""
+    from proctor.results._calibration import JUDGE_COLUMNS, VERDICTS
+
+    source = report.run if report.labels is None else f"{report.labels} against {report.run}"
+    lines = [f"calibration of the judges of {source}"]
+    for agreement in [*report.types, report.overall]:
+        gate = ""
+        if report.min_kappa is not None and agreement is not report.overall:
+            gate = " FAIL" if agreement.check_type in report.failing else " PASS"
+        lines += [
+            "",
+            f"  {agreement.check_type}: {agreement.compared} compared"
+            + (f" ({agreement.left_out} not decided by the run: left out)" if agreement.left_out else ""),
+            f"    agreement {_number(agreement.agreement)}, Cohen's kappa {_number(agreement.kappa)}{gate}, "
+            f"Kendall tau-b {_number(agreement.tau)} (on {agreement.tau_on})",
+            "    human \\ judge " + "".join(f"{c:>8}" for c in JUDGE_COLUMNS),
+        ]
+        for verdict in VERDICTS:
+            row = agreement.confusion.get(verdict, {})
+            lines.append(f"    {verdict:<14}" + "".join(f"{row.get(c, 0):>8}" for c in JUDGE_COLUMNS))
+    if report.min_kappa is not None:
+        failing = ", ".join(report.failing)
+        lines += ["", f"  min kappa {report.min_kappa:g}: " + (f"FAIL ({failing})" if failing else "PASS")]
+    return "\n".join(lines)
+
+
+def _is_results(path: Path) -> bool:
+    """Whether the argument is a Proctor results file (a suite calibration) rather than service events."""
+    from proctor.results import load_run
+
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    try:
+        load_run(path)
+    except ConfigError:
+        return False
+    return True
+
+
+def _calibrate_suite(
+    labels: Path, results: str | None, history: Path | None, min_kappa: float | None, as_json: bool
+) -> None:
+    from proctor.results._calibration import calibrate_run
+
+    def run() -> Any:
+        if results is None:
+            return calibrate_run(labels, min_kappa=min_kappa)
+        path, _ = resolve_run(results, history)
+        return calibrate_run(path, labels, min_kappa=min_kappa)
+
+    report = guard(run)
+    typer.echo(json.dumps(report.to_dict(), indent=2) if as_json else format_suite_report(report))
+    raise typer.Exit(0 if report.passed else 1)
+
+
 def calibrate_command(
-    labels: Path = typer.Argument(..., help="JSON Lines of events, each with a human 'label': pass, review or fail."),
+    labels: Path = typer.Argument(
+        ...,
+        help="Labels: service events (JSON Lines, each with a human 'label': pass, review or fail); a results "
+        "JSON with human verdicts ('human': pass or fail) added to its checks; or, with --results, a labels "
+        "file (.jsonl, .csv, .yaml) keyed by case, trial and check.",
+    ),
+    results: str | None = typer.Option(
+        None,
+        "--results",
+        envvar="PROCTOR_RESULTS",
+        help="The run (results file or run id) a labels file refers to: calibrates the suite's judges.",
+    ),
+    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    min_kappa: float | None = typer.Option(
+        None,
+        "--min-kappa",
+        envvar="PROCTOR_MIN_KAPPA",
+        min=-1.0,
+        max=1.0,
+        help="Fail (exit 1) when Cohen's kappa is below this (per check type for suite judges) or undefined.",
+    ),
     correlation_threshold: float = typer.Option(
         0.3,
         "--correlation-threshold",
@@ -82,7 +171,9 @@ def calibrate_command(
     judge_weight: float = JUDGE_WEIGHT,
     cache_dir: Path | None = CACHE_DIR,
 ) -> None:
-    """Compare the pipeline's verdicts with human labels: agreement, confusion matrix, Kendall's tau."""
+    """Compare judges' verdicts with human labels: agreement, Cohen's kappa, Kendall's tau, confusion matrix."""
+    if results is not None or _is_results(labels):
+        _calibrate_suite(labels, results, history, min_kappa, as_json)
     from proctor.service._calibration import calibrate
 
     settings = judge_settings(
@@ -97,6 +188,10 @@ def calibrate_command(
         judge_weight=judge_weight,
         cache_dir=cache_dir,
     )
-    report = guard(lambda: calibrate(labels, settings=settings, workers=workers, threshold=correlation_threshold))
+    report = guard(
+        lambda: calibrate(
+            labels, settings=settings, workers=workers, threshold=correlation_threshold, min_kappa=min_kappa
+        )
+    )
     typer.echo(json.dumps(report.to_dict(), indent=2) if as_json else format_report(report))
     raise typer.Exit(0 if report.passed else 1)

@@ -11,9 +11,14 @@ import typer
 
 from proctor.errors import ProctorError
 
-__all__ = ["fail", "guard", "load_dotenv_upwards", "load_suites_or_exit"]
+__all__ = ["K_HELP", "fail", "guard", "load_dotenv_upwards", "load_suites_or_exit"]
 
 T = TypeVar("T")
+
+K_HELP = (
+    "k of pass@k (at least one of k trials passes) and pass^k (all k pass), estimated without bias from "
+    "each case's n scored trials (default k = n; a case with fewer than k scored trials shows '-')."
+)
 
 
 def load_dotenv_upwards() -> None:

@@ -134,11 +134,14 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
     """Print the results table, the reasons of failed and errored cases, and where results went."""
     console = _console()
     table = Table(title=f"Results: {data['run_id']}", title_justify="left")
+    k = _k_label(data)
     for column, justify in [
         ("case", "left"),
         ("status", "left"),
         ("pass rate", "right"),
-        ("pass^k", "right"),
+        ("95% CI", "right"),
+        (f"pass@{k}", "right"),
+        (f"pass^{k}", "right"),
         ("avg score", "right"),
         ("trials P/F/E", "right"),
         ("p50 ms", "right"),
@@ -154,7 +157,9 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
             case["name"],
             f"[{style}]{case['status']}[/{style}]",
             _fmt(case["pass_rate"] and case["pass_rate"] * 100, ".0f") + ("%" if case["pass_rate"] is not None else ""),
-            _fmt(case["pass_k"]),
+            _ci(case.get("pass_rate_ci")),
+            _fmt(case.get("pass_at_k")) + _own_k(case, k),
+            _fmt(case["pass_k"]) + _own_k(case, k),
             _fmt(case["avg_score"]),
             f"{counts['passed']}/{counts['failed']}/{counts['error']}",
             _fmt(case["latency_ms"]["p50"], ".0f"),
@@ -203,6 +208,7 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
             }
         )
         line += f", {checks['skipped']} skipped ({'; '.join(reasons[:3])})"
+    line += _statistics_line(summary, k)
     if summary["retries"]:
         line += f"; {summary['retries']} agent calls retried"
     costs = summary.get("costs") or {}
@@ -238,6 +244,33 @@ def _failing_check_lines(case: dict[str, Any]) -> list[str]:
             f" - {check['reason']}"
         )
     return lines
+
+
+def _k_label(data: dict[str, Any]) -> str:
+    """The k the table headers show: the run's `--k`, the cases' common trial count, else `k`."""
+    ks = {case.get("k") for case in data["cases"] if case.get("k") is not None}
+    chosen = (data.get("summary") or {}).get("k")
+    return str(chosen) if chosen is not None else str(ks.pop()) if len(ks) == 1 else "k"
+
+
+def _own_k(case: dict[str, Any], label: str) -> str:
+    """` (k=3)` after a cell whose case used another k than the header's."""
+    return "" if case.get("k") is None or str(case["k"]) == label else f" (k={case['k']})"
+
+
+def _ci(interval: list[float] | None) -> str:
+    """A 95 % interval as `21-94%`; `-` when there is none."""
+    return "-" if interval is None else f"{interval[0] * 100:.0f}-{interval[1] * 100:.0f}%"
+
+
+def _statistics_line(summary: dict[str, Any], k: str) -> str:
+    """`; case pass rate 67% (95% CI 21-94%), pass@3 0.83, pass^3 0.50` for the summary line."""
+    if summary.get("pass_rate") is None:
+        return ""
+    text = f"; case pass rate {summary['pass_rate'] * 100:.0f}% (95% CI {_ci(summary.get('pass_rate_ci'))})"
+    if summary.get("pass_at_k") is not None:
+        text += f", mean pass@{k} {summary['pass_at_k']:.2f}, pass^{k} {_fmt(summary.get('pass_hat_k'))}"
+    return text
 
 
 def _case_notes(case: dict[str, Any]) -> list[str]:
@@ -307,6 +340,7 @@ def summary_json(data: dict[str, Any], path: Path | None, *, fail_on_skipped: bo
                 "status": c["status"],
                 "pass_rate": c["pass_rate"],
                 "pass_k": c["pass_k"],
+                **{key: c.get(key) for key in ("k", "pass_at_k", "pass_hat_k", "pass_rate_ci")},
                 "avg_score": c["avg_score"],
                 "trial_counts": c["trial_counts"],
                 **({"reason": c["reason"]} if c.get("reason") else {}),

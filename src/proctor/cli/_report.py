@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import fail, guard
+from proctor.cli._common import K_HELP, fail, guard
 from proctor.cli._history import HISTORY_HELP, is_results_file, missing_file, open_history, suites_dir
 
 __all__ = ["report_command"]
@@ -56,6 +56,7 @@ def report_command(
     ),
     markdown: bool = typer.Option(True, "--markdown/--no-markdown", help="Write evals-report.md."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write evals-report.html (one self-contained file)."),
+    k: int | None = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, help=K_HELP),
 ) -> None:
     """Rebuild the comparison report (markdown and HTML) from the run history or named runs."""
     from proctor.results import build_report, write_report
@@ -65,7 +66,7 @@ def report_command(
     chosen = guard(lambda: _chosen_runs(list(runs or []), history))
     if not chosen:
         fail("the history has no runs yet: `proctor run` records each run, or name results files")
-    report = build_report(chosen)
+    report = build_report(chosen, k=k)
     directory = output_dir or suites_dir(history)
     try:
         written = write_report(

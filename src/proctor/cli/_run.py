@@ -19,7 +19,7 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import fail, guard, is_terminal, load_suites_or_exit
+from proctor.cli._common import K_HELP, fail, guard, is_terminal, load_suites_or_exit
 
 __all__ = ["check_judges_configured", "parse_max_errors", "run_command"]
 
@@ -166,6 +166,7 @@ def run_command(
         help="Stop the run and exit 5 once more trials errored than this: a count (0 stops at the first) "
         "or a share of the planned trials (0.1 or 10%).",
     ),
+    k: int | None = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, help=K_HELP),
 ) -> None:
     """Run suites against an agent and report what it said and did.
 
@@ -212,6 +213,7 @@ def run_command(
             budget=budget,
             prices=prices,
             history=_history_path(history),
+            k=k,
             **verdict_options,
         )
     )

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.drivers.conversation import Conversation, exchange
-from proctor.errors import ModelError, ProctorError
+from proctor.errors import ModelError, ModelOutputError, ProctorError
 from proctor.models import GenerateConfig
 from proctor.transcript import Message
 
@@ -32,7 +33,18 @@ if TYPE_CHECKING:
     from proctor.suite import Arm, SimulateSpec
     from proctor.targets import Session
 
-__all__ = ["NO_SIMULATOR_HINT", "PROMPT", "Conversation", "Simulator", "fact_mentioned", "simulator_checks"]
+__all__ = [
+    "ASKED_PROMPT",
+    "NO_SIMULATOR_HINT",
+    "PROMPT",
+    "Conversation",
+    "Simulator",
+    "asked_for",
+    "fact_mentioned",
+    "judge_asked_for",
+    "judge_requests",
+    "simulator_checks",
+]
 
 PROMPT = "simulator.j2"
 """The built-in prompt template, in `proctor/drivers/prompts/`."""
@@ -237,21 +249,109 @@ def fact_mentioned(text: str, fact: str) -> bool:
     return bool(markers) and all(marker in low for marker in markers)
 
 
-def _asked(agent_text: str, fact: str) -> bool:
-    """Whether an agent message asks for something (a question, or it names the fact's subject)."""
-    if "?" in agent_text:
-        return True
-    low = agent_text.lower()
-    return any(word in low for word in _markers(fact))
+def _stem(word: str) -> str:
+    """A crude stem for matching inflections ("orders"/"ordered" -> "order"): the first 5 letters."""
+    return word[:5]
 
 
-def simulator_checks(conversation: Conversation, spec: SimulateSpec) -> list[str]:
+def _request_words(fact: str) -> set[str]:
+    """What names the fact's subject: its content words that are not values (stemmed)."""
+    words = [t.strip(".,;:!?'\"()") for t in _TOKEN.findall(fact)]
+    subject = set()
+    for index, word in enumerate(words):
+        low = word.lower()
+        value = any(c.isdigit() for c in word) or "/" in word or "@" in word or (index > 0 and word[:1].isupper())
+        if not value and len(low) >= 3 and low.isalpha() and low not in _STOP:
+            subject.add(_stem(low))
+    return subject
+
+
+def asked_for(agent_text: str, fact: str) -> bool:
+    """Whether an agent message requested `fact` (the keyword rule, used when no judge decides).
+
+    It did when it names the fact's subject: a content word of the fact that is not one of its values,
+    matched on a 5-letter stem, so "What is your order number?" requests "My order number is 4521". A
+    question that names nothing ("What do you need?", "Anything else?") requests no fact. A fact that is
+    all values (no subject word) is requested by a message that names one of its values.
+    """
+    subject = _request_words(fact)
+    if not subject:
+        low = agent_text.lower()
+        return any(marker in low for marker in _markers(fact))
+    said = {_stem(t.strip(".,;:!?'\"()").lower()) for t in _TOKEN.findall(agent_text)}
+    return bool(subject & said)
+
+
+ASKED_PROMPT = (
+    "You decide whether an assistant's message asks the user for one specific piece of information. "
+    "Answer with one word: yes if the message asks for it (or asks about its subject), no otherwise."
+)
+"""The system prompt of the judge that decides `asked_for` when one is configured."""
+
+
+async def judge_asked_for(model: Model, agent_text: str, fact: str) -> bool:
+    """Ask a judge model whether the agent's message requested `fact` (the judge form of `asked_for`).
+
+    Raises:
+        proctor.errors.ModelOutputError: The reply was neither yes nor no (never guessed).
+        proctor.errors.ModelError: The judge model failed.
+    """
+    chat = [
+        {"role": "system", "content": ASKED_PROMPT},
+        {"role": "user", "content": f"Assistant message:\n{agent_text}\n\nInformation:\n{fact}\n\nDoes it ask?"},
+    ]
+    response = await model.generate(chat, GenerateConfig(temperature=0.0, max_tokens=16), role="judge")
+    word = re.sub(r"[^a-z]", "", response.text.strip().lower().split(maxsplit=1)[0] if response.text.strip() else "")
+    if word not in ("yes", "no"):
+        raise ModelOutputError(f"the judge answered {response.text!r}, not yes or no", [response.text])
+    return word == "yes"
+
+
+def _first_mentions(conversation: Conversation, spec: SimulateSpec) -> list[tuple[int, str]]:
+    """`(message index, fact)` of each fact's first mention by the simulator, in conversation order."""
+    start = conversation.first_simulated
+    found = []
+    for fact in spec.facts:
+        for index, message in enumerate(conversation.messages):
+            if message.role == "user" and index >= start and fact_mentioned(message.content, fact):
+                found.append((index, fact))
+                break
+    return sorted(found, key=lambda pair: pair[0])
+
+
+async def judge_requests(model: Model, conversation: Conversation, spec: SimulateSpec) -> dict[tuple[int, str], bool]:
+    """The judge's `asked` decisions for `simulator_checks`, by `(message index, fact)`.
+
+    For each fact the simulator revealed in arm `supplied`, the judge says whether the agent's message
+    before it requested that fact (one yes/no call per revealed fact; none in arm `withheld`).
+
+    Raises:
+        proctor.errors.ModelError: The judge failed or answered neither yes nor no.
+    """
+    if conversation.arm != "supplied":
+        return {}
+    decisions: dict[tuple[int, str], bool] = {}
+    for index, fact in _first_mentions(conversation, spec):
+        previous = conversation.messages[index - 1].content if index > 0 else ""
+        decisions[(index, fact)] = await judge_asked_for(model, previous, fact)
+    return decisions
+
+
+def simulator_checks(
+    conversation: Conversation, spec: SimulateSpec, *, asked: Mapping[tuple[int, str], bool] | None = None
+) -> list[str]:
     """Faults of the simulator itself in one arm's conversation (empty when it played fair).
 
     Only the simulator's own messages are looked at (the opener comes from the suite): a fact in arm
     `withheld` (leaked), a fact in arm `supplied` before the agent asked for it (volunteered: the agent's
-    previous message asked nothing), the sign-off before any task was attempted, a farewell without
-    the sign-off, or an empty message.
+    previous message did not request that fact, see `asked_for`), the sign-off before any task was
+    attempted, a farewell without the sign-off, or an empty message.
+
+    Args:
+        conversation: One arm's conversation.
+        spec: The case's `simulate:` block.
+        asked: A judge's decisions by `(message index, fact)` (from `judge_requests`); pairs it lacks are
+            decided by the keyword rule `asked_for`.
     """
     problems: list[str] = []
     messages = conversation.messages
@@ -267,7 +367,7 @@ def simulator_checks(conversation: Conversation, spec: SimulateSpec) -> list[str
                 continue
             if conversation.arm == "withheld":
                 problems.append(f"withheld fact leaked in message {index + 1}: {fact!r}")
-            elif not _asked(messages[index - 1].content, fact):
+            elif not (asked or {}).get((index, fact), asked_for(messages[index - 1].content, fact)):
                 problems.append(f"fact volunteered before the agent asked for it (message {index + 1}): {fact!r}")
             break
     if conversation.stop == "signoff" and spec.tasks:

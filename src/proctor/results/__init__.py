@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from proctor.results._journal import Journal, read_previous_trials
-from proctor.results._model import RESULTS_VERSION, CaseResult, RunResult, TrialResult
+from proctor.results._model import RESULTS_VERSION, CaseResult, RunResult, TrialResult, with_k
 from proctor.results._writers import write_json, write_junit, write_output
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ __all__ = [
     "read_previous_trials",
     "resolve_history_path",
     "wilson_interval",
+    "with_k",
     "write_json",
     "write_junit",
     "write_output",

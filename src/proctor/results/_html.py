@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from proctor.results._charts import Bar, Series, histogram, interval_bars, interval_pill, line_chart, medians
-from proctor.results._stats import pass_at_k, pass_hat_k, wilson_interval
 from proctor.results._summary import Report, ReportRun
-from proctor.scoring import percentile
+from proctor.scoring import percentile, wilson_interval
 
 __all__ = ["render_html"]
 
@@ -173,14 +172,7 @@ def _rows(report: Report) -> list[_Row]:
 
 def _overview(run: ReportRun) -> dict[str, Any]:
     s = run.summary
-    cases = run.data["cases"]
-    at_k, hat_k = [], []
-    for case in cases:
-        outcomes = [t["status"] for t in case.get("trials") or [] if t["status"] in ("passed", "failed")]
-        if outcomes:
-            n, c = len(outcomes), outcomes.count("passed")
-            at_k.append(pass_at_k(n, c, n))
-            hat_k.append(pass_hat_k(n, c, n))
+    statistics = run.data.get("summary") or {}  # pass@k and pass^k as `build_report` computed them
     latencies = [lat for group in run.latency_by_turn() for lat in group]
     return {
         "run": run,
@@ -190,8 +182,8 @@ def _overview(run: ReportRun) -> dict[str, Any]:
         if s.trials_passed + s.trials_failed
         else None,
         "trial_ci": run.trial_interval,
-        "pass_at_k": sum(at_k) / len(at_k) if at_k else None,
-        "pass_hat_k": sum(hat_k) / len(hat_k) if hat_k else None,
+        "pass_at_k": statistics.get("pass_at_k"),
+        "pass_hat_k": statistics.get("pass_hat_k"),
         "p95": percentile(latencies, 95),
         "costs": (run.data.get("summary") or {}).get("costs") or {},
     }

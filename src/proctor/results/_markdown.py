@@ -53,7 +53,8 @@ def _comparison(report: Report) -> list[str]:
                 cells.append("-")
                 continue
             verdict = _VERDICT.get(data.get("status", ""), "ERROR")
-            cells.append(f"{verdict} {_num(data.get('avg_score'))} ({_pct(data.get('pass_rate'))})")
+            rate = f"{_pct(data.get('pass_rate'))}{_ci(data.get('pass_rate_ci'))}"
+            cells.append(f"{verdict} {_num(data.get('avg_score'))} ({rate})")
         lines.append(f"| {_cell(case.name)} | " + " | ".join(cells) + " |")
     return lines
 
@@ -62,17 +63,40 @@ def _overall(report: Report) -> list[str]:
     lines = [
         "## Overall Scores",
         "",
-        "| Model | Pass Rate | Avg Score | p50 Latency | Total Tokens | Cost |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| Model | Pass Rate | Avg Score | p50 Latency | Total Tokens | Cost | pass@k | pass^k |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for run in report.runs:
         s = run.summary
         latency = "-" if s.p50_latency_ms is None else f"{round(s.p50_latency_ms)}ms"
         cost = "-" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+        rate = f"{_pct(s.pass_rate)}{_ci(run.data['summary'].get('pass_rate_ci'))}"
         lines.append(
-            f"| {_cell(run.label)} | {_pct(s.pass_rate)} | {_num(s.avg_score)} | {latency} | {s.tokens:,} | {cost} |"
+            f"| {_cell(run.label)} | {rate} | {_num(s.avg_score)} | {latency} | {s.tokens:,} | {cost} | "
+            + _pass_k(run.data["summary"])
         )
-    return lines
+    return [*lines, "", STATISTICS_NOTE]
+
+
+STATISTICS_NOTE = (
+    "Pass rates: of a case, passed / scored trials (errored ones left out); of a model, passed / cases. "
+    "In brackets: the 95% Wilson score interval. pass@k: the chance that at least one of k trials passes; "
+    "pass^k: that all k pass (unbiased estimates from each case's n scored trials, averaged over the cases; "
+    "k = n unless `--k` is given)."
+)
+"""Said under the overall table, so a reader knows what the brackets and k mean."""
+
+
+def _ci(interval: list[float] | None) -> str:
+    """` [21-94%]`: a 95 % Wilson interval; empty when there is none."""
+    return "" if not interval else f" [{round(interval[0] * 100)}-{round(interval[1] * 100)}%]"
+
+
+def _pass_k(summary: dict[str, Any]) -> str:
+    """The pass@k and pass^k cells (with k when the run chose one) and the row's end."""
+    k = "" if summary.get("k") is None else f" (k={summary['k']})"
+    at, hat = summary.get("pass_at_k"), summary.get("pass_hat_k")
+    return f"{_num(at)}{k if at is not None else ''} | {_num(hat)}{k if hat is not None else ''} |"
 
 
 def _rubric_details(run: ReportRun) -> list[str]:

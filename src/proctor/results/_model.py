@@ -10,10 +10,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.checks import CheckResult
-from proctor.scoring import case_outcome, nothing_scored_reason, percentile
+from proctor.scoring import case_outcome, nothing_scored_reason, pass_statistics, percentile, wilson_interval
 from proctor.transcript import Message, ToolCall, Usage
 
-__all__ = ["RESULTS_VERSION", "CaseResult", "RunResult", "TrialResult", "failing_checks"]
+__all__ = [
+    "RESULTS_VERSION",
+    "CaseResult",
+    "RunResult",
+    "TrialResult",
+    "case_statistics",
+    "failing_checks",
+    "run_statistics",
+    "with_k",
+]
 
 RESULTS_VERSION = 1
 """Version of the results JSON format."""
@@ -187,8 +196,8 @@ class CaseResult:
         """`<file>::<name>`."""
         return f"{self.file}::{self.name}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form, with the case's aggregates."""
+    def to_dict(self, k: int | None = None) -> dict[str, Any]:
+        """Return the JSON form, with the case's aggregates (pass@k and pass^k for `k`, default n)."""
         trials = sorted(self.trials, key=lambda t: t.trial)
         outcome = case_outcome([t.status for t in trials], min_pass_rate=self.min_pass_rate)
         scores = [t.score for t in trials if t.score is not None and t.status != "error"]
@@ -205,7 +214,7 @@ class CaseResult:
             **({"reason": _skip_reason(trials)} if outcome.status == "skipped" else {}),
             "passed": outcome.status == "passed",
             "pass_rate": _round(outcome.pass_rate),
-            "pass_k": _round(outcome.pass_k),
+            **case_statistics([t.status for t in trials], k),
             "min_pass_rate": self.min_pass_rate,
             "avg_score": _round(sum(scores) / len(scores)) if scores else None,
             "trial_counts": {
@@ -296,10 +305,12 @@ class RunResult:
     """Why the run stopped early (`aborted`), e.g. the budget was reached."""
     rescored_from: str | None = None
     """For a run made by `proctor rescore`: the run whose transcripts it re-checked (in the JSON only when set)."""
+    k: int | None = None
+    """The k of pass@k and pass^k (`--k`); `None`: each case's number of scored trials."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON form."""
-        cases = [c.to_dict() for c in self.cases]
+        cases = [c.to_dict(self.k) for c in self.cases]
         count = len(cases)
         passed = sum(1 for c in cases if c["status"] == "passed")
         failed = sum(1 for c in cases if c["status"] == "failed")
@@ -326,6 +337,7 @@ class RunResult:
                 **({"inconclusive": inconclusive} if inconclusive else {}),
                 **({"skipped": skipped} if skipped else {}),
                 "pass_rate": round(passed / count, 6) if count else None,
+                **run_statistics(cases, self.k),
                 "trials": {
                     "planned": self.planned_trials,
                     "run": len(trials),
@@ -338,6 +350,7 @@ class RunResult:
                         if (n := sum(1 for t in trials if t["status"] == status))
                     },
                 },
+                "trial_pass_rate_ci": _interval(trials),
                 "checks": {
                     status: sum(1 for t in trials for c in t["checks"] if c["status"] == status)
                     for status in ("passed", "failed", "error", "skipped")
@@ -350,3 +363,54 @@ class RunResult:
             },
             "cases": cases,
         }
+
+
+def case_statistics(statuses: list[str], k: int | None) -> dict[str, Any]:
+    """A case's `k`, `pass_at_k`, `pass_hat_k` and `pass_rate_ci` from its trials' statuses.
+
+    `pass_rate_ci` is the trial pass rate's 95 % Wilson interval; `pass_k` is pass^k at that k (the field
+    older readers use).
+    """
+    stats = pass_statistics(statuses, k)
+    return {**stats.to_dict(), "pass_k": _round(stats.pass_hat_k)}
+
+
+def _interval(items: list[dict[str, Any]]) -> list[float] | None:
+    """The 95 % Wilson interval of passed / (passed + failed) over cases or trials."""
+    passed = sum(1 for item in items if item["status"] == "passed")
+    interval = wilson_interval(passed, passed + sum(1 for item in items if item["status"] == "failed"))
+    return None if interval is None else [round(v, 6) for v in interval]
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 6) if values else None
+
+
+def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]:
+    """A run's `k`, mean `pass_at_k` and `pass_hat_k` over the cases that have them, and `pass_rate_ci`.
+
+    `pass_rate_ci` is the 95 % Wilson interval of the case pass rate (passed / cases); the trial pass
+    rate's is `trial_pass_rate_ci`, beside it in the summary.
+    """
+    passed = sum(1 for case in cases if case["status"] == "passed")
+    interval = wilson_interval(passed, len(cases))
+    return {
+        "k": k,
+        "pass_at_k": _mean([c["pass_at_k"] for c in cases if c.get("pass_at_k") is not None]),
+        "pass_hat_k": _mean([c["pass_hat_k"] for c in cases if c.get("pass_hat_k") is not None]),
+        "pass_rate_ci": None if interval is None else [round(v, 6) for v in interval],
+    }
+
+
+def with_k(data: dict[str, Any], k: int | None) -> dict[str, Any]:
+    """A results JSON with its pass statistics recomputed for `k` from the trials' statuses.
+
+    What `proctor report --k` (and `run --k`) use; results written before these statistics existed get
+    them. The input is not changed; the cases and summary of the copy are new dicts.
+    """
+    cases = [{**case, **case_statistics([t["status"] for t in case.get("trials") or []], k)} for case in data["cases"]]
+    summary = dict(data.get("summary") or {})
+    trials = [t for case in cases for t in case.get("trials") or []]
+    summary.update(run_statistics(cases, k))
+    summary["trial_pass_rate_ci"] = _interval(trials)
+    return {**data, "summary": summary, "cases": cases}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
-from proctor.results._model import RESULTS_VERSION
+from proctor.results._model import RESULTS_VERSION, with_k
 from proctor.results._stats import wilson_interval
 from proctor.scoring import percentile
 
@@ -283,16 +283,21 @@ class Report:
         return sorted({tag for case in self.cases for tag in case.tags})
 
 
-def build_report(runs: Sequence[tuple[dict[str, Any], Path | str | None]], generated_at: str | None = None) -> Report:
+def build_report(
+    runs: Sequence[tuple[dict[str, Any], Path | str | None]], generated_at: str | None = None, *, k: int | None = None
+) -> Report:
     """Lay runs side by side.
 
     Args:
         runs: `(results JSON, path)` per run, in column order; a run given twice is shown once.
         generated_at: The report's time stamp (default now, UTC).
+        k: The k of pass@k and pass^k; default the k each run was written with (else each case's
+            number of scored trials). The statistics are recomputed from the trials either way.
     """
     distinct: dict[str, tuple[dict[str, Any], Path | str | None]] = {}
     for data, path in runs:
-        distinct.setdefault(data["run_id"], (data, path))
+        own = (data.get("summary") or {}).get("k")
+        distinct.setdefault(data["run_id"], (with_k(data, own if k is None else k), path))
     runs = list(distinct.values())
     summaries = [RunSummary.from_data(data, path) for data, path in runs]
     counts: dict[str, int] = {}

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from proctor.checks import CheckResult, PhaseContext, check_transcript
 from proctor.checks._transcript import judge_transcript
 from proctor.drivers.conversation import Conversation
-from proctor.drivers.simulator import NO_SIMULATOR_HINT, Simulator, simulator_checks
-from proctor.errors import ProctorError
+from proctor.drivers.simulator import NO_SIMULATOR_HINT, Simulator, judge_requests, simulator_checks
+from proctor.errors import ModelError, ProctorError
 from proctor.results import TrialResult
 from proctor.run.prepare import prepare
 from proctor.run.trial import case_key, converse
@@ -216,10 +216,24 @@ async def _run_arm(
         conv = Conversation(arm=arm, seed=seed).fail("error", str(exc), type(exc).__name__)
         return _arm_result(conv, [], None, [], [str(exc)], spec, case)
     transcript = None if failure else await judge_transcript(judge, conv.messages, spec.tasks)
-    faults = [] if failure else simulator_checks(conv, spec)
+    warnings = list(prepared.warnings)
+    faults = [] if failure else simulator_checks(conv, spec, asked=await _asked(judge, conv, spec, warnings))
     if conv.stop == "simulator_error" and conv.error:
         faults.append(conv.error)
-    return _arm_result(conv, checks, transcript, faults, prepared.warnings, spec, case)
+    return _arm_result(conv, checks, transcript, faults, warnings, spec, case)
+
+
+async def _asked(
+    judge: Judge | None, conv: Conversation, spec: SimulateSpec, warnings: list[str]
+) -> dict[tuple[int, str], bool] | None:
+    """The judge's decisions on which revealed facts the agent asked for (`None`: the keyword rule decides)."""
+    if judge is None or conv.arm != "supplied":
+        return None
+    try:
+        return await judge_requests(judge.model, conv, spec)
+    except ModelError as exc:
+        warnings.append(f"the judge could not decide which facts were asked for ({exc}): the keyword rule decided")
+        return None
 
 
 def _arm_result(

@@ -102,7 +102,9 @@ async def run(
         stack.push_async_callback(resources.aclose)
         await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
         target = ", ".join(sorted({t.name for t in resources.distinct}))
-        recorder = Recorder(plan, target, seed=options.seed, write=options.write_results, history=options.history)
+        recorder = Recorder(
+            plan, target, seed=options.seed, k=options.k, write=options.write_results, history=options.history
+        )
         if observer is not None:
             observer.started(len(plan.todo), sum(len(v) for v in plan.kept.values()))
 

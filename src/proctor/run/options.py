@@ -59,6 +59,8 @@ class RunOptions:
     """A JSON or YAML price table overriding the bundled one."""
     state: Any = None
     """State settings (a `proctor.suite.StateSpec` or a mapping) replacing every suite's `state:`."""
+    k: int | None = None
+    """The k of pass@k and pass^k (default: each case's trial count)."""
     strict: bool = False
     """Any failed check fails its trial, whatever the trial's score (promptfoo's semantics)."""
     judge_timeout: float | None = None
@@ -76,6 +78,7 @@ class RunOptions:
             ("trials", 1),
             ("judge_concurrency", 1),
             ("judge_rpm", 1),
+            ("k", 1),
         ):
             value = getattr(self, name)
             if value is not None and value < low:

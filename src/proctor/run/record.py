@@ -44,11 +44,14 @@ class Recorder:
         plan: The run's plan (its kept trials are part of the result from the start).
         target: The target(s) description.
         seed: The run's `--seed`.
+        k: The k of pass@k and pass^k (`None`: each case's trial count).
         write: Journal and write files (off for library use that only wants the result).
         history: The history store (default: beside the results directory).
     """
 
-    def __init__(self, plan: Plan, target: str, *, seed: int | None, write: bool, history: Path | None) -> None:
+    def __init__(
+        self, plan: Plan, target: str, *, seed: int | None, k: int | None, write: bool, history: Path | None
+    ) -> None:
         self.plan = plan
         self.history = history
         self.result = RunResult(
@@ -70,6 +73,7 @@ class Recorder:
             ],
             seed=seed,
             planned_trials=sum(c.trials for c in plan.cases),
+            k=k,
         )
         self._by_key = {case_key(c): r for c, r in zip(plan.cases, self.result.cases, strict=True)}
         self.journal = self._open_journal(seed) if write else None

@@ -272,6 +272,7 @@ def _rescored_run(
         seed=data.get("seed"),
         planned_trials=((data.get("summary") or {}).get("trials") or {}).get("planned", planned_trials),
         rescored_from=data["run_id"],
+        k=options.k or (data.get("summary") or {}).get("k"),
     )
 
 

@@ -2,17 +2,14 @@
 
 A labels file is JSON Lines of events, each with a human verdict in `label` (or `human_label`, or the
 Go Eval Agent's `human_annotation`): `pass`, `review` or `fail`. The pipeline scores every event; the
-report gives the agreement rate, the confusion matrix (human rows, pipeline columns) and Kendall's
-tau-b between the two orderings fail < review < pass. Events whose verdict is `error` (no judge could
+report gives the agreement rate, Cohen's kappa (agreement beyond chance over the three verdicts), the
+confusion matrix (human rows, pipeline columns) and Kendall's tau-b between the two orderings
+fail < review < pass. Events whose verdict is `error` (no judge could
 run) cannot be compared: they are counted and left out.
 """
 
 from __future__ import annotations
 
-import importlib
-import math
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ from typing import Any
 import anyio
 
 from proctor.errors import ConfigError
+from proctor.results._stats import cohen_kappa, kendall_tau_b
 from proctor.service._batch import LineError, evaluate_all, read_events
 from proctor.service._pipeline import ServiceSettings, build_pipeline
 
@@ -30,46 +28,6 @@ LABELS = ("fail", "review", "pass")
 LABEL_FIELDS = ("label", "human_label", "human_annotation")
 """Where a line's human verdict may be, first found wins."""
 _RANK = {label: rank for rank, label in enumerate(LABELS)}
-
-
-def kendall_tau_b(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Kendall's tau-b (ties corrected) of two paired samples.
-
-    Uses `scipy.stats.kendalltau` when SciPy is installed; otherwise counts concordant and discordant
-    pairs over the contingency table, which is exact and fast for few distinct values (as verdicts).
-
-    Returns:
-        tau-b in -1..1; `None` when undefined (fewer than 2 pairs, or one side constant).
-    """
-    if len(xs) != len(ys):
-        raise ValueError(f"samples differ in length: {len(xs)} and {len(ys)}")
-    n = len(xs)
-    if n < 2 or len(set(xs)) < 2 or len(set(ys)) < 2:
-        return None
-    try:
-        stats = importlib.import_module("scipy.stats")  # optional: not a dependency
-    except ImportError:
-        return _tau_b(xs, ys)
-    tau = float(stats.kendalltau(xs, ys)[0])
-    return None if math.isnan(tau) else tau
-
-
-def _tau_b(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    cells = list(Counter(zip(xs, ys, strict=True)).items())
-    concordant = discordant = 0
-    for (x1, y1), c1 in cells:
-        for (x2, y2), c2 in cells:
-            if x1 < x2:
-                if y1 < y2:
-                    concordant += c1 * c2
-                elif y1 > y2:
-                    discordant += c1 * c2
-    n = len(xs)
-    pairs = n * (n - 1) // 2
-    ties_x = sum(c * (c - 1) // 2 for c in Counter(xs).values())
-    ties_y = sum(c * (c - 1) // 2 for c in Counter(ys).values())
-    denominator = math.sqrt((pairs - ties_x) * (pairs - ties_y))
-    return None if denominator == 0 else (concordant - discordant) / denominator
 
 
 @dataclass(slots=True)
@@ -88,6 +46,10 @@ class CalibrationReport:
     """Kendall's tau-b between labels and verdicts (fail < review < pass); `None` when undefined."""
     threshold: float = 0.3
     """The tau below which calibration fails."""
+    kappa: float | None = None
+    """Cohen's kappa between labels and verdicts (three categories, unweighted); `None` when undefined."""
+    min_kappa: float | None = None
+    """The kappa below which calibration fails (`--min-kappa`); `None`: kappa does not gate."""
     confusion: dict[str, dict[str, int]] = field(default_factory=dict)
     """`confusion[label][verdict]`: counts, with an `error` column."""
     invalid: list[LineError] = field(default_factory=list)
@@ -95,8 +57,9 @@ class CalibrationReport:
 
     @property
     def passed(self) -> bool:
-        """Whether tau is defined and at least the threshold."""
-        return self.tau is not None and self.tau >= self.threshold
+        """Whether tau is defined and at least the threshold (and kappa at least `min_kappa`, when set)."""
+        kappa_ok = self.min_kappa is None or (self.kappa is not None and self.kappa >= self.min_kappa)
+        return self.tau is not None and self.tau >= self.threshold and kappa_ok
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON."""
@@ -107,6 +70,8 @@ class CalibrationReport:
             "agreement": self.agreement,
             "kendall_tau_b": self.tau,
             "correlation_threshold": self.threshold,
+            "cohen_kappa": self.kappa,
+            "min_kappa": self.min_kappa,
             "passed": self.passed,
             "confusion": self.confusion,
             "invalid": [{"line": e.line, "message": e.message} for e in self.invalid],
@@ -128,6 +93,7 @@ def calibrate(
     settings: ServiceSettings,
     workers: int = 8,
     threshold: float = 0.3,
+    min_kappa: float | None = None,
 ) -> CalibrationReport:
     """Score every labelled event and compare the verdicts with the labels.
 
@@ -136,6 +102,7 @@ def calibrate(
         settings: The pipeline and judge model (calibration needs a judge).
         workers: Events evaluated at once.
         threshold: The Kendall tau below which the report fails.
+        min_kappa: The Cohen's kappa below which the report fails (`None`: kappa does not gate).
 
     Returns:
         The report (invalid lines are listed in it and skipped).
@@ -170,7 +137,7 @@ def calibrate(
             await pipeline.aclose()
 
     results = anyio.run(main)
-    report = CalibrationReport(path, threshold=threshold, invalid=invalid)
+    report = CalibrationReport(path, threshold=threshold, invalid=invalid, min_kappa=min_kappa)
     report.confusion = {label: dict.fromkeys((*LABELS, "error"), 0) for label in LABELS}
     humans: list[int] = []
     machines: list[int] = []
@@ -185,4 +152,5 @@ def calibrate(
     if humans:
         report.agreement = sum(h == m for h, m in zip(humans, machines, strict=True)) / len(humans)
     report.tau = kendall_tau_b(humans, machines)
+    report.kappa = cohen_kappa(humans, machines)
     return report
