@@ -123,7 +123,7 @@ async def test_embabel_target_against_the_demo_agent(caplog: pytest.LogCaptureFi
             assert reply.tool_calls and reply.tool_calls[0].name == "create_reminder"
             assert reply.tool_calls[0].result is not None and reply.retries == 0
             events = [r.getMessage() for r in caplog.records if r.name == "proctor.targets.embabel"]
-            assert any('"function_call"' in e and "create_reminder" in e for e in events)  # what -v shows
+            assert any('"request"' in e and "create_reminder" in e for e in events)  # what -v shows
             context = await session.object_context()  # type: ignore[attr-defined]
             assert len(context["resources"]) == 1
             await session.aclose()
