@@ -36,9 +36,8 @@ def test_both_files_load_unchanged_as_recall_evals() -> None:
     ]
     assert short.simulate is None and short.trials == 1 and short.metadata == {"format": "embabel"}
     assert len(short.seeds) == 1 and short.seeds[0].conversation is not None
-    assert [m.content for m in short.seeds[0].conversation][
-        0
-    ] == "I'm passionate about playing guitar, been playing since I was 12"
+    first = short.seeds[0].conversation[0].content
+    assert first == "I'm passionate about playing guitar, been playing since I was 12"
     (check,) = short.assert_
     value = check.value
     assert check.type == "tasks" and isinstance(value, TasksValue)

@@ -145,12 +145,12 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     data = _plain(document, (), positions, key_positions)
     source = "embabel" if is_embabel_job(data) else None
     if source and is_recall_eval(data):
-        found = [
-            SuiteIssue(name, *key_positions.get((key,), (None, None)), key, message)
-            for key, message in recall_problems(data)
-        ]
-        if found:
-            raise SuiteError(found)
+        bad: list[SuiteIssue] = []
+        for key, message in recall_problems(data):
+            line, col = key_positions.get((key,), (None, None))
+            bad.append(SuiteIssue(name, line, col, key, message))
+        if bad:
+            raise SuiteError(bad)
     if source:
         move = location_mover(data)
         data = embabel_to_suite(data, path.stem)
