@@ -30,6 +30,7 @@ from proctor.state._base import (
 )
 from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend, FalkorDBGraph
 from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend, Neo4jGraph, neo4j_value
+from proctor.state._plan import GraphSource, StatePlan, plan_state, state_notices
 from proctor.state._service import (
     ENV_BACKEND,
     ENV_GRAPH,
@@ -54,11 +55,13 @@ __all__ = [
     "FalkorDBBackend",
     "FalkorDBGraph",
     "Graph",
+    "GraphSource",
     "Neo4jBackend",
     "Neo4jGraph",
     "QueryError",
     "StateError",
     "StateManager",
+    "StatePlan",
     "StateService",
     "StateSettings",
     "StateUnavailable",
@@ -66,7 +69,9 @@ __all__ = [
     "logger",
     "neo4j_value",
     "plain",
+    "plan_state",
     "render_cypher",
     "resolve_settings",
     "start_states",
+    "state_notices",
 ]

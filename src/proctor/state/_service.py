@@ -16,9 +16,10 @@ import anyio
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
-from proctor.state._base import BlockingGraph, Graph, QueryError, StateError
+from proctor.state._base import BlockingGraph, Graph, QueryError, StateError, logger
 from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend
 from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend
+from proctor.state._plan import StatePlan, plan_state, state_notices
 from proctor.suite import Case, Isolation, SetupStep, StateSpec, split_statements
 
 __all__ = [
@@ -267,9 +268,14 @@ class StateManager:
         self._services: dict[str, StateService] = {}
         self._backends: dict[str, Backend] = {}
         self._settings: dict[str, StateSettings] = {}
+        self._cases: dict[str, list[Case]] = {}
+
+    def plan(self, case: Case) -> StatePlan:
+        """Which graph `case` uses and who named it (`proctor.state._plan`)."""
+        return plan_state(case, self._override, self._environ)
 
     def _key(self, case: Case) -> str:
-        spec = self._override if self._override is not None else case.state
+        spec = self.plan(case).spec
         return "" if spec is None else spec.model_dump_json()
 
     def add(self, case: Case) -> None:
@@ -279,9 +285,23 @@ class StateManager:
             ConfigError: The case's state settings cannot be resolved.
         """
         key = self._key(case)
+        self._cases.setdefault(key, []).append(case)
         if key not in self._settings:
-            spec = self._override if self._override is not None else case.state
-            self._settings[key] = resolve_settings(spec, self._environ)
+            self._settings[key] = resolve_settings(self.plan(case).spec, self._environ)
+
+    def notices(self, targets: Mapping[str, Any] | None = None) -> list[str]:
+        """What the run should say at start about where state assertions read (see `state_notices`).
+
+        Args:
+            targets: The built target of each case, by case name (to tell whether the agent learns the
+                embedded graph's address); a case without one counts as not told.
+        """
+        found: list[tuple[Case, StatePlan, str | None, Any]] = []
+        for key, cases in self._cases.items():
+            service = self._services.get(key)
+            address = service.backend.uri if service is not None else None
+            found.extend((case, self.plan(case), address, (targets or {}).get(case.name)) for case in cases)
+        return state_notices(found)
 
     async def start(self) -> None:
         """Start the embedded servers and connect to every backend.
@@ -298,7 +318,7 @@ class StateManager:
                     self._backends[backend_key] = backend
                     await backend.start()
                 lock = None
-                if settings.isolation == "serial":
+                if settings.isolation in ("serial", "keep"):
                     lock = locks.setdefault(json.dumps([backend_key, settings.graph]), anyio.Lock())
                 self._services[key] = StateService(settings, self._backends[backend_key], lock)
         except BaseException:
@@ -352,6 +372,9 @@ async def start_states(cases: Sequence[Case], override: Any = None) -> StateMana
         cases: The cases whose trials need a graph.
         override: State settings (a `StateSpec` or a mapping) replacing every suite's `state:`.
 
+    The notices of `StateManager.notices` (judged on each case's own target spec) are logged as warnings
+    on the `proctor.state` logger, so they show at start.
+
     Raises:
         ConfigError: The override does not validate, or a suite's settings cannot be resolved.
         StateUnavailable: A backend's extra is missing or its server cannot be started or reached.
@@ -365,4 +388,6 @@ async def start_states(cases: Sequence[Case], override: Any = None) -> StateMana
     for case in cases:
         manager.add(case)
     await manager.start()
+    for line in manager.notices({case.name: case.target for case in cases}):
+        logger.warning("%s", line)
     return manager
