@@ -87,3 +87,39 @@ def falkordb_uri() -> Iterator[str]:
         yield server.uri
     finally:
         anyio.run(server.aclose)
+
+
+def _free_bolt_port() -> int:
+    """A port FalkorDB's Bolt listener accepts (up to 32767) that is free on all interfaces (it binds them all)."""
+    import os
+
+    for port in range(20000 + (os.getpid() * 7) % 10000, 32768):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port for the Bolt listener")  # pragma: no cover
+
+
+@pytest.fixture
+def bolt_graph_uri() -> Iterator[tuple[str, str]]:
+    """`(bolt://127.0.0.1:<port>, falkordb://127.0.0.1:<port>)`: an embedded FalkorDB's Bolt listener,
+    standing in for an agent's Neo4j, and the same server's native address.
+
+    The listener speaks enough Bolt for the official driver (user `falkordb`, empty password) and always
+    uses the graph named `falkordb`; see NOTES.md. Write fixtures through the native address (a second
+    Bolt client after the first has closed may hang on the handshake).
+    """
+    import anyio
+
+    from proctor.state import EmbeddedFalkorDB
+
+    port = _free_bolt_port()
+    server = EmbeddedFalkorDB(extra_args=("BOLT_PORT", str(port)))
+    anyio.run(server.start)
+    try:
+        yield f"bolt://127.0.0.1:{port}", server.uri
+    finally:
+        anyio.run(server.aclose)

@@ -16,7 +16,7 @@ import anyio
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
-from proctor.state._base import BlockingGraph, Graph, QueryError, StateError, logger
+from proctor.state._base import BlockingGraph, Graph, QueryError, StateError, StateUnavailable, logger
 from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend
 from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend
 from proctor.state._plan import StatePlan, plan_state, state_notices
@@ -289,6 +289,9 @@ class StateManager:
         if key not in self._settings:
             self._settings[key] = resolve_settings(self.plan(case).spec, self._environ)
 
+    def _plans_of(self, key: str) -> list[StatePlan]:
+        return [self.plan(case) for case in self._cases.get(key, [])]
+
     def notices(self, targets: Mapping[str, Any] | None = None) -> list[str]:
         """What the run should say at start about where state assertions read (see `state_notices`).
 
@@ -316,7 +319,10 @@ class StateManager:
                 if backend_key not in self._backends:
                     backend = _build_backend(settings)
                     self._backends[backend_key] = backend
-                    await backend.start()
+                    try:
+                        await backend.start()
+                    except StateUnavailable as exc:
+                        raise StateUnavailable(f"{exc}{_named_by(self._plans_of(key))}") from None
                 lock = None
                 if settings.isolation in ("serial", "keep"):
                     lock = locks.setdefault(json.dumps([backend_key, settings.graph]), anyio.Lock())
@@ -354,6 +360,20 @@ class StateManager:
         self._services = {}
         for backend in backends:
             await backend.aclose()
+
+
+def _named_by(plans: Sequence[StatePlan]) -> str:
+    """Why Proctor looked for the graph where it did, for the error when nothing answers there."""
+    sources = {plan.source for plan in plans}
+    if "environment" in sources:
+        return " (named by NEO_URI; the state assertions read the agent's own graph there)"
+    if "embabel" in sources:
+        return (
+            " (Embabel's default address of the agent's Neo4j, used for an Embabel job's Cypher setups and "
+            "assertions: set NEO_URI, NEO_USERNAME and NEO_PASSWORD to where the agent writes, or give the job "
+            "'state: {backend: falkordb}' for Proctor's embedded graph)"
+        )
+    return ""
 
 
 def _build_backend(settings: StateSettings) -> Backend:
