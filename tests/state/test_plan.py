@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from proctor.checks import registry
-from proctor.state import StateManager, plan_state, start_states, state_notices
+from proctor.state import StateManager, graph_override, plan_state, start_states, state_notices
 from proctor.suite import Case, StateSpec, load_suite_file
 
 pytestmark = pytest.mark.anyio
@@ -131,3 +132,57 @@ async def test_built_targets_decide_whether_the_agent_was_told(tmp_path: Path, f
         assert "no way to tell" in manager.notices({case.name: object()})[0]
     finally:
         await target.aclose()
+
+
+def test_graph_option_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NEO_USERNAME", raising=False)
+    assert graph_override("embedded") == StateSpec(backend="falkordb")
+    assert graph_override("bolt://neo4j@db:7687") == StateSpec(
+        backend="neo4j", uri="bolt://db:7687", user="neo4j", isolation="keep"
+    )
+    assert graph_override("falkordb://127.0.0.1:6379") == StateSpec(uri="falkordb://127.0.0.1:6379", isolation="keep")
+    with pytest.raises(ValueError, match="expected a bolt://"):
+        graph_override("localhost:7687")
+
+
+def test_graph_option_runs_an_embabel_job_on_the_embedded_graph(
+    tmp_path: Path, model_server: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`--graph embedded`: no Neo4j is looked for; the count is read where Proctor's graph is, and the run says
+    the agent only learns that graph through headers."""
+    from typer.testing import CliRunner
+
+    from proctor.cli import app
+    from servers._serve import serve_app
+    from servers.embabel import EmbabelAgent, build_app
+    from servers.model_server import Reply
+
+    caplog.set_level(logging.WARNING, logger="proctor.state")
+    monkeypatch.delenv("NEO_URI", raising=False)
+    monkeypatch.setenv("EMBABEL_API_KEY", "treehorn")
+    sim = model_server.script(
+        *[Reply("What is the capital of France?"), Reply("So long, and thanks for all the fish")] * 2
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    job = tmp_path / "job.yml"
+    job.write_text(JOB, encoding="utf-8")
+    agent = EmbabelAgent()
+    with serve_app(build_app(agent)) as url:
+        args = [
+            "run",
+            str(job),
+            "--target",
+            f"embabel:{url}",
+            "--graph",
+            "embedded",
+            "--simulator",
+            "openai/sim",
+            "--ci",
+        ]
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output  # the agent wrote no Reminder where the assertion reads
+    assert any("X-Proctor-Graph-* headers" in r.getMessage() for r in caplog.records)
+    assert all("x-proctor-graph-uri" in headers for _, _, headers, _ in agent.requests)
+    summary = json.loads(result.stdout)
+    assert summary["summary"]["failed"] == 1 and summary["summary"]["errored"] == 0

@@ -30,7 +30,7 @@ from proctor.state._base import (
 )
 from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend, FalkorDBGraph
 from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend, Neo4jGraph, neo4j_value
-from proctor.state._plan import GraphSource, StatePlan, plan_state, state_notices
+from proctor.state._plan import EMBEDDED, GraphSource, StatePlan, graph_override, plan_state, state_notices
 from proctor.state._service import (
     ENV_BACKEND,
     ENV_GRAPH,
@@ -46,6 +46,7 @@ from proctor.state._service import (
 
 __all__ = [
     "DEFAULT_NEO4J_URI",
+    "EMBEDDED",
     "ENV_BACKEND",
     "ENV_GRAPH",
     "ENV_LABEL",
@@ -66,6 +67,7 @@ __all__ = [
     "StateSettings",
     "StateUnavailable",
     "TrialState",
+    "graph_override",
     "logger",
     "neo4j_value",
     "plain",

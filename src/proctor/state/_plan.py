@@ -2,7 +2,7 @@
 
 Assertions read the graph the agent writes. In order:
 
-1. `--state` settings (the run's override), else the suite's `state:`: as written.
+1. The run's override (`--graph URI|embedded`, `RunOptions.state`), else the suite's `state:`.
 2. `NEO_URI` in the environment (Embabel's variable for the agent's Neo4j, with `NEO_USERNAME` and
    `NEO_PASSWORD`): that Neo4j, over Bolt.
 3. An Embabel job with Cypher setups or assertions and nothing above: the agent's Neo4j where Embabel
@@ -30,7 +30,10 @@ from urllib.parse import urlsplit, urlunsplit
 from proctor.state._neo4j import DEFAULT_NEO4J_URI
 from proctor.suite import Case, StateSpec
 
-__all__ = ["GraphSource", "StatePlan", "plan_state", "state_notices"]
+__all__ = ["EMBEDDED", "GraphSource", "StatePlan", "graph_override", "plan_state", "state_notices"]
+
+EMBEDDED = "embedded"
+"""The `--graph` value that asks for Proctor's embedded FalkorDB."""
 
 GraphSource = Literal["override", "suite", "environment", "embabel", "embedded"]
 """Who named the graph: `--state`, the suite's `state:`, `NEO_URI`, Embabel's default, or nobody."""
@@ -60,6 +63,25 @@ def _agents_neo4j(uri: str, environ: Mapping[str, str]) -> StateSpec:
         user = environ.get("NEO_USERNAME") or parts.username
         uri = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
     return StateSpec(backend="neo4j", uri=uri, user=user, isolation="keep")
+
+
+def graph_override(value: str) -> StateSpec:
+    """The state settings `--graph VALUE` stands for: the agent's graph at a URI, or `embedded`.
+
+    A URI (`bolt://`, `neo4j://`, `falkordb://`, `redis://`) names the agent's own graph, kept as it is
+    (isolation `keep`; Neo4j credentials from `NEO_USERNAME`/`NEO_PASSWORD`); `embedded` is Proctor's
+    FalkorDB with a graph per trial.
+
+    Raises:
+        ValueError: The value is neither a URI nor `embedded`.
+    """
+    if value == EMBEDDED:
+        return StateSpec(backend="falkordb")
+    if "://" not in value:
+        raise ValueError(f"--graph {value!r}: expected a bolt://, neo4j://, falkordb:// or redis:// URI, or 'embedded'")
+    if value.split("://", 1)[0].lower() in ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"):
+        return _agents_neo4j(value, os.environ)
+    return StateSpec(uri=value, isolation="keep")
 
 
 def _uses_cypher(case: Case) -> bool:
@@ -106,6 +128,12 @@ def _untold(target: Any) -> str | None:
     return None if target is None else "the target has no way to tell the agent"
 
 
+def _embedded(plan: StatePlan) -> bool:
+    """Whether the plan's graph is Proctor's embedded FalkorDB (whoever asked for it)."""
+    spec = plan.spec
+    return spec is None or (spec.uri is None and spec.backend != "neo4j")
+
+
 def state_notices(plans: Iterable[tuple[Case, StatePlan, str | None, Any]]) -> list[str]:
     """What the run says at start about the graphs its state assertions read.
 
@@ -131,7 +159,7 @@ def state_notices(plans: Iterable[tuple[Case, StatePlan, str | None, Any]]) -> l
                 "Embabel's default (set NEO_URI, NEO_USERNAME and NEO_PASSWORD, or the suite's state:, to name "
                 "another); trials run one at a time and Proctor deletes nothing there"
             )
-        elif plan.source == "embedded" and (why := _untold(target)) is not None:
+        elif _embedded(plan) and (why := _untold(target)) is not None:
             text = (
                 f"state: assertions read Proctor's embedded graph at {where}, which the agent may not know about: "
                 f"{why}; an agent writing elsewhere fails them"

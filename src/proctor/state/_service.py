@@ -385,15 +385,19 @@ def _build_backend(settings: StateSettings) -> Backend:
     return FalkorDBBackend(settings.uri, password=settings.password or None)
 
 
-async def start_states(cases: Sequence[Case], override: Any = None) -> StateManager:
+async def start_states(
+    cases: Sequence[Case], override: Any = None, targets: Mapping[str, Any] | None = None
+) -> StateManager:
     """Plan and start the state backends of `cases` (what a run does before its first trial).
 
     Args:
         cases: The cases whose trials need a graph.
         override: State settings (a `StateSpec` or a mapping) replacing every suite's `state:`.
+        targets: The built target of each case by case name, to judge whether the agent learns the
+            embedded graph's address; default each case's own target spec.
 
-    The notices of `StateManager.notices` (judged on each case's own target spec) are logged as warnings
-    on the `proctor.state` logger, so they show at start.
+    The notices of `StateManager.notices` are logged as warnings on the `proctor.state` logger, so they
+    show at start.
 
     Raises:
         ConfigError: The override does not validate, or a suite's settings cannot be resolved.
@@ -408,6 +412,6 @@ async def start_states(cases: Sequence[Case], override: Any = None) -> StateMana
     for case in cases:
         manager.add(case)
     await manager.start()
-    for line in manager.notices({case.name: case.target for case in cases}):
+    for line in manager.notices(targets if targets is not None else {case.name: case.target for case in cases}):
         logger.warning("%s", line)
     return manager
