@@ -11,12 +11,14 @@
   `ObjectContext`).
 
 A message containing "remind" makes the agent call `createReminder` (and record a resource); "capital"
-makes it call `lookup`. Every accepted request is recorded with its headers.
+makes it call `lookup`. Every accepted request is recorded with its headers; `on_reminder` sees each
+reminder created (a test writes it to the graph standing in for the agent's Neo4j).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +41,8 @@ class EmbabelAgent:
     """(method, path, headers, body) of every request that got through."""
     rejected: list[tuple[str, str, int, str]] = field(default_factory=list)
     """(method, path, status, why) of every request turned away."""
+    on_reminder: Callable[[dict[str, Any]], None] | None = None
+    """Called with each reminder the agent creates (e.g. to write it to the agent's own graph)."""
 
 
 def _problem(agent: EmbabelAgent, request: Request, status: int, why: str) -> Response:
@@ -110,6 +114,8 @@ def build_app(agent: EmbabelAgent) -> Starlette:
         text, events, resource = _events(message["content"])
         if resource is not None:
             session["resources"].append(resource)
+            if agent.on_reminder is not None:
+                agent.on_reminder(resource)
         session["history"] += [message, {"role": "assistant", "content": text}]
         return JSONResponse(
             {

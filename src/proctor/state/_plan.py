@@ -61,7 +61,8 @@ def _agents_neo4j(uri: str, environ: Mapping[str, str]) -> StateSpec:
     user = None
     if parts.username and parts.hostname:
         user = environ.get("NEO_USERNAME") or parts.username
-        uri = urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        uri = urlunsplit(parts._replace(netloc=host + (f":{parts.port}" if parts.port else "")))
     return StateSpec(backend="neo4j", uri=uri, user=user, isolation="keep")
 
 
@@ -93,7 +94,7 @@ def plan_state(case: Case, override: StateSpec | None = None, environ: Mapping[s
 
     Args:
         case: A case whose trials need a graph.
-        override: The run's `--state` settings, which replace every suite's.
+        override: The run's state settings (`--graph`, `RunOptions.state`), which replace every suite's.
         environ: Where `NEO_URI` is read (default `os.environ`).
     """
     env = os.environ if environ is None else environ
@@ -111,8 +112,8 @@ def plan_state(case: Case, override: StateSpec | None = None, environ: Mapping[s
 def _untold(target: Any) -> str | None:
     """Why the agent behind `target` may not learn the embedded graph's address (`None`: it is told).
 
-    `target` is a built target or a target spec; a python spec (the callable not imported yet) and an
-    unknown target are given the benefit of the doubt only when built.
+    `target` is a built target or a target spec. A python spec (its callable not imported yet) and a
+    missing target get the benefit of the doubt; a built target of an unknown kind does not.
     """
     spec = getattr(target, "spec", target)
     kind = getattr(spec, "type", None)
