@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+NEO4J_ENV = ("NEO_URI", "NEO_USERNAME", "NEO_PASSWORD")
+"""A developer's real Neo4j: kept out of every test but the one that asks for it (`real_neo4j_env`)."""
+_REAL_NEO4J = {name: os.environ[name] for name in NEO4J_ENV if name in os.environ}
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -55,11 +60,19 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the developer's PROCTOR_* and provider variables out of tests."""
-    import os
-
     for name in list(os.environ):
         if name.startswith(("PROCTOR_", "LOBU_")) or name in ("OPENAI_API_KEY", "GATEWAY_URL", "GATEWAY_PORT"):
             monkeypatch.delenv(name, raising=False)
+        if name in NEO4J_ENV or name == "EMBABEL_API_KEY":  # a real Neo4j would be the agent's graph
+            monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def real_neo4j_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The developer's `NEO_URI`, `NEO_USERNAME` and `NEO_PASSWORD`, put back for this test (empty if unset)."""
+    for name, value in _REAL_NEO4J.items():
+        monkeypatch.setenv(name, value)
+    return dict(_REAL_NEO4J)
 
 
 @pytest.fixture(scope="session")
@@ -85,5 +98,39 @@ def falkordb_uri() -> Iterator[str]:
     anyio.run(server.start)  # on the main thread: the server's death signal follows the starting thread
     try:
         yield server.uri
+    finally:
+        anyio.run(server.aclose)
+
+
+def _free_bolt_port() -> int:
+    """A port FalkorDB's Bolt listener accepts (up to 32767) that is free on all interfaces (it binds them all)."""
+    for port in range(20000 + (os.getpid() * 7) % 10000, 32768):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port for the Bolt listener")  # pragma: no cover
+
+
+@pytest.fixture
+def bolt_graph_uri() -> Iterator[tuple[str, str]]:
+    """`(bolt://127.0.0.1:<port>, falkordb://127.0.0.1:<port>)`: an embedded FalkorDB's Bolt listener,
+    standing in for an agent's Neo4j, and the same server's native address.
+
+    The listener speaks enough Bolt for the official driver (user `falkordb`, empty password) and always
+    uses the graph named `falkordb`; see NOTES.md. Write fixtures through the native address (a second
+    Bolt client after the first has closed may hang on the handshake).
+    """
+    import anyio
+
+    from proctor.state import EmbeddedFalkorDB
+
+    port = _free_bolt_port()
+    server = EmbeddedFalkorDB(extra_args=("BOLT_PORT", str(port)))
+    anyio.run(server.start)
+    try:
+        yield f"bolt://127.0.0.1:{port}", server.uri
     finally:
         anyio.run(server.aclose)

@@ -18,7 +18,6 @@ from proctor.checks import (
     PhaseContext,
     check_transcript,
     check_transcript_now,
-    register_check,
     registry,
 )
 from proctor.checks._judging import Judge
@@ -49,7 +48,12 @@ def _boom(assertion: AssertionSpec, context: Any) -> Any:
     raise RuntimeError("the check itself is broken")
 
 
-register_check(CheckType("phase-test-boom", "test", "Always raises (a test check).", _boom, value=None))
+@pytest.fixture
+def boom(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check that always raises, registered for one test only (the loader's error messages list every type)."""
+    monkeypatch.setitem(
+        registry._types, "phase-test-boom", CheckType("phase-test-boom", "test", "Always raises.", _boom, value=None)
+    )
 
 
 @pytest.mark.anyio
@@ -113,6 +117,7 @@ async def test_a_judge_past_its_time_limit_is_an_error_not_a_score(model_server:
 
 
 @pytest.mark.anyio
+@pytest.mark.usefixtures("boom")
 async def test_a_check_that_raises_is_an_error_with_its_traceback() -> None:
     (result,) = await check_transcript(Checklist("c", turns=((spec("phase-test-boom"),),)), TRANSCRIPT)
     assert (result.status, result.score) == ("error", None)

@@ -211,7 +211,7 @@ def test_embabel_shapes_load_into_case_assertions_and_setups(tmp_path: Path) -> 
         ("assertions: [{expression: 'objectContext.x.any { }'}]", "the lambda has no body"),
         ("setups: [{file: missing.cypher}]", "cannot read setup script"),
         ("setups: [{cypher: '// nothing'}]", "holds no statement"),
-        ("state: {isolation: parallel}", "'graph', 'label', 'serial' or 'shared'"),
+        ("state: {isolation: parallel}", "'graph', 'label', 'serial', 'shared' or 'keep'"),
     ],
 )
 def test_bad_state_fields_are_located_load_errors(tmp_path: Path, fragment: str, message: str) -> None:

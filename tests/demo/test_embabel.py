@@ -123,7 +123,7 @@ async def test_embabel_target_against_the_demo_agent(caplog: pytest.LogCaptureFi
             assert reply.tool_calls and reply.tool_calls[0].name == "create_reminder"
             assert reply.tool_calls[0].result is not None and reply.retries == 0
             events = [r.getMessage() for r in caplog.records if r.name == "proctor.targets.embabel"]
-            assert any('"function_call"' in e and "create_reminder" in e for e in events)  # what -v shows
+            assert any('"request"' in e and "create_reminder" in e for e in events)  # what -v shows
             context = await session.object_context()  # type: ignore[attr-defined]
             assert len(context["resources"]) == 1
             await session.aclose()
@@ -265,14 +265,25 @@ def test_seeds_are_delivered_before_the_conversation(
     assert first["message"]["content"] == "My name is Alice"  # the seed conversation, user side only
     assert first["sessionId"] != second["sessionId"]  # replayed in a prior session of its own
     trial = data["cases"][0]["trials"][0]
-    assert trial["status"] == "passed"
+    assert trial["status"] == "skipped"  # no judge and no timing target: nothing was scored, never "passed"
     assert trial["turns"][0]["content"] in ("Hello", "Hi", "Greetings", "Yo", "Hey")  # seeds not in the transcript
 
 
-def test_the_seeds_job_runs_unchanged_with_per_arm_composites(
-    model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_seeds_job_reads_the_agents_own_graph(
+    model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bolt_graph_uri: tuple[str, str]
 ) -> None:
-    agent = FlakyAgent(failures=0)  # answers, reports one resource, writes nothing to the graph
+    """NEO_URI names the agent's graph (here FalkorDB's Bolt listener standing in for Neo4j): the Cypher
+    assertion reads what the agent wrote there, and Proctor deletes nothing (isolation `keep`)."""
+    from falkordb import FalkorDB
+
+    bolt, native = bolt_graph_uri
+    db = FalkorDB.from_url(native.replace("falkordb://", "redis://", 1))
+    db.select_graph("falkordb").query("CREATE (:Reminder {text: 'written by the agent'})")  # what the agent did
+    db.close()
+    monkeypatch.setenv("NEO_URI", bolt)
+    monkeypatch.setenv("NEO_USERNAME", "falkordb")
+    monkeypatch.setenv("NEO_PASSWORD", "")
+    agent = FlakyAgent(failures=0)  # answers and reports one resource
     bye = "So long, and thanks for all the fish"
     sim = model_server.script(*[Reply("What is the capital of France?"), Reply(bye)] * 2)
     monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
@@ -290,10 +301,33 @@ def test_the_seeds_job_runs_unchanged_with_per_arm_composites(
     trial = data["cases"][0]["trials"][0]
     for arm in trial["simulation"]["arms"].values():
         checks = {c["type"]: c["status"] for c in arm["checks"]}
-        # no Reminder node in the graph; no judge configured, so tasks are not scored (left out, not 0)
-        assert checks == {"expression": "passed", "cypher": "failed", "transcript": "skipped"}
+        # one Reminder in the agent's graph; no judge configured, so tasks are not scored (left out, not 0)
+        assert checks == {"expression": "passed", "cypher": "passed", "transcript": "skipped"}
         composite = arm["composite"]
-        assert composite["assertions"] == 0.4  # weights 2 (passed) and 3 (failed)
-        assert composite["timing"] == 1.0 and composite["tasks"] is None and composite["penalty"] == 0
-        assert composite["overall"] == round((1.0 + 4 * 0.4) / 5, 2) == 0.52
-    assert trial["status"] == "failed" and trial["score"] == 0.52
+        assert composite["assertions"] == 1.0 and composite["timing"] == 1.0 and composite["tasks"] is None
+        assert composite["overall"] == 1.0
+    assert trial["status"] == "passed"
+
+
+def test_the_seeds_job_without_a_named_graph_is_an_error_not_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing names the agent's graph: Embabel's default address is used; nothing answers there."""
+    from proctor.state import StateUnavailable
+    from servers._serve import closed_port
+
+    monkeypatch.delenv("NEO_URI", raising=False)
+    path = tmp_path / "agent.yml"
+    path.write_text(SEED_JOB, encoding="utf-8")
+    (case,) = load_suites([path], registry)[0].cases
+    from proctor.state import plan_state
+
+    plan = plan_state(case)
+    assert plan.source == "embabel" and plan.spec is not None
+    assert (plan.spec.uri, plan.spec.isolation) == ("bolt://localhost:7687", "keep")
+    port = closed_port()
+    monkeypatch.setenv("NEO_URI", f"bolt://neo4j@127.0.0.1:{port}")
+    options = RunOptions(target=parse_target_string("embabel:http://127.0.0.1:9"), write_results=False,
+                         handle_sigint=False, simulator="openai/sim")  # fmt: skip
+    with pytest.raises(StateUnavailable, match=rf"(?s)cannot reach Neo4j at bolt://127.0.0.1:{port}.*named by NEO_URI"):
+        run_sync(load_suites([path], registry), options)

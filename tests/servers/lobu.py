@@ -40,6 +40,8 @@ class LobuGateway:
     sessions: dict[str, GatewaySession] = field(default_factory=dict)
     creates: list[dict[str, Any]] = field(default_factory=list)
     create_auth: list[str | None] = field(default_factory=list)
+    create_graphs: list[str | None] = field(default_factory=list)
+    """The `X-Proctor-Graph-Uri` header of each agent creation."""
     deletes: list[str] = field(default_factory=list)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -88,6 +90,7 @@ def build_app(gateway: LobuGateway) -> Starlette:
 
     async def create(request: Request) -> Response:
         gateway.create_auth.append(request.headers.get("authorization"))
+        gateway.create_graphs.append(request.headers.get("x-proctor-graph-uri"))
         if request.headers.get("authorization") != f"Bearer {ADMIN_TOKEN}":
             return JSONResponse({"success": False, "error": "Unauthorized"}, status_code=401)
         body = await request.json()

@@ -184,8 +184,8 @@ async def test_bolt_smoke_against_falkordbs_listener(bolt_uri: str) -> None:
 
 
 @pytest.fixture
-def neo4j_uri() -> Iterator[str]:
-    uri = os.environ.get("NEO_URI")
+def neo4j_uri(real_neo4j_env: dict[str, str]) -> Iterator[str]:
+    uri = real_neo4j_env.get("NEO_URI")
     if not uri:
         pytest.skip(
             "a real Neo4j runs only when NEO_URI is set (with NEO_USERNAME and NEO_PASSWORD); none is installable here"

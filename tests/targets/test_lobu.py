@@ -200,3 +200,15 @@ def test_token_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LOBU_API_TOKEN")
     monkeypatch.delenv("ADMIN_PASSWORD")
     assert resolve_token(LobuTargetSpec()) is None
+
+
+async def test_a_trials_graph_is_sent_when_the_agent_is_created(lobu_gateway: LobuGateway) -> None:
+    target = make_target(lobu_gateway)
+    variables = {"graph_backend": "falkordb", "graph_uri": "falkordb://127.0.0.1:7", "graph_name": "g"}
+    try:
+        session = await target.open_session(SessionContext(case="c", trial=1, timeout=5, variables=variables))
+        reply = await session.send("hello")
+        await session.aclose()
+    finally:
+        await target.aclose()
+    assert lobu_gateway.create_graphs[-1] == "falkordb://127.0.0.1:7" and reply.text == "echo: hello"

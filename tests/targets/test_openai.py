@@ -296,3 +296,18 @@ async def test_connection_pool_limits_concurrency(chat_server: ChatServer) -> No
     elapsed = time.perf_counter() - started
     assert len(chat_server.requests[token]) == 4
     assert 0.6 <= elapsed < 2.5
+
+
+async def test_a_trials_graph_is_sent_as_headers(chat_server: ChatServer) -> None:
+    base = chat_server.script({}, {})
+    target = make_target(base)
+    variables = {"graph_backend": "falkordb", "graph_uri": "falkordb://127.0.0.1:7", "graph_label": "T1", "seed": 1}
+    try:
+        await converse(target, "a", context=SessionContext(case="c", trial=1, variables=variables))
+        await converse(target, "b", context=SessionContext(case="c", trial=2, variables={"seed": 2}))
+    finally:
+        await target.aclose()
+    with_graph, without = chat_server.requests[ChatServer.token_of(base)]
+    assert with_graph.headers["x-proctor-graph-uri"] == "falkordb://127.0.0.1:7"
+    assert with_graph.headers["x-proctor-graph-label"] == "T1" and "x-proctor-graph-name" not in with_graph.headers
+    assert not any(key.startswith("x-proctor-graph") for key in without.headers)

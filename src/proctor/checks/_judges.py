@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from proctor.checks import _transcript  # noqa: F401 - registers the `tasks` check (a judge over the transcript)
 from proctor.checks._judging import judge_error, no_judge
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult, CheckStatus

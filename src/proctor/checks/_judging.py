@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from proctor.checks._registry import registry
 from proctor.checks._result import CheckResult
 from proctor.errors import BudgetExceeded, ModelOutputError
 
@@ -191,8 +192,6 @@ def unjudged_checks(cases: Iterable[Case], judge: str | None) -> list[tuple[Case
     Returns:
         `(case, check name)` for every case with a judged check and no judge model.
     """
-    from proctor.checks._registry import registry
-
     found: list[tuple[Case, str]] = []
     for case in cases:
         if judge is not None or case.judge is not None:

@@ -200,7 +200,9 @@ class CheckRegistry:
             return check.value.validate_python(value)
         except ValidationError as exc:
             problems = "; ".join(err["msg"].removeprefix("Value error, ") for err in exc.errors())
-            raise ValueError(f"bad value for check type {name!r}: {problems}; found {value!r}") from None
+            found = repr(value)
+            found = found if len(found) <= 200 else f"{found[:197]}..."
+            raise ValueError(f"bad value for check type {name!r}: {problems}; found {found}") from None
 
     def _load_plugins(self) -> None:
         if self._plugins_loaded:

@@ -20,6 +20,7 @@ from typing import Any
 import typer
 
 from proctor.cli._common import K_HELP, fail, guard, is_terminal, load_suites_or_exit
+from proctor.errors import ConfigError
 
 __all__ = ["check_judges_configured", "parse_max_errors", "run_command"]
 
@@ -138,6 +139,13 @@ def run_command(
         envvar="PROCTOR_HISTORY",
         help="Run history to index the run in: a .db file or a directory (default <suite dir>/.proctor/history.db).",
     ),
+    graph: str | None = typer.Option(
+        None,
+        "--graph",
+        envvar="PROCTOR_AGENT_GRAPH",
+        help="The agent's graph for state assertions: a bolt://, neo4j://, falkordb:// or redis:// URI (kept as it "
+        "is), or 'embedded' (Proctor's FalkorDB); overrides the suites' state: and NEO_URI.",
+    ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check, and the Cypher run with timings."
     ),
@@ -215,6 +223,7 @@ def run_command(
             history=_history_path(history),
             k=k,
             **verdict_options,
+            state=_graph(graph),
         )
     )
     if options.resume is not None and options.results_dir is None and not options.resume.exists():
@@ -294,6 +303,18 @@ def _verdict_options(strict: bool, judge_timeout: float | None, max_errors: str 
         if name not in known:
             fail(f"--{name.replace('_', '-')} is not supported by this runner (RunOptions has no {name!r} field)")
     return given
+
+
+def _graph(value: str | None) -> Any:
+    """`--graph` as the run's state override (`None`: the suites and the environment decide)."""
+    if value is None:
+        return None
+    from proctor.state import graph_override
+
+    try:
+        return graph_override(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _history_path(value: Path | None) -> Path | None:

@@ -215,7 +215,7 @@ async def _run_arm(
     except ProctorError as exc:  # the arm's graph could not be made ready
         conv = Conversation(arm=arm, seed=seed).fail("error", str(exc), type(exc).__name__)
         return _arm_result(conv, [], None, [], [str(exc)], spec, case)
-    transcript = None if failure else await judge_transcript(judge, conv.messages, spec.tasks)
+    transcript = None if failure else await judge_transcript(judge, conv.messages, spec.tasks, facts=spec.facts)
     warnings = list(prepared.warnings)
     faults = [] if failure else simulator_checks(conv, spec, asked=await _asked(judge, conv, spec, warnings))
     if conv.stop == "simulator_error" and conv.error:

@@ -32,7 +32,11 @@ __all__ = ["run", "run_sync"]
 
 
 class _Resources:
-    """What a run opens besides its files: targets (one per distinct spec), graphs, model services."""
+    """What a run opens besides its files: targets (one per distinct spec), graphs, model services.
+
+    Opened in the order a failure should be reported in: targets (a bad spec), graphs (an unreachable
+    graph says so before any model is configured), then the judge and simulator models.
+    """
 
     def __init__(self, plan: Plan, options: RunOptions) -> None:
         self.targets: dict[str, Target] = {}
@@ -44,25 +48,29 @@ class _Resources:
             self.targets[key] = built[identity]
         self.distinct = list(built.values())
         self.states: StateManager | None = None
+        self.models: ModelServices | None = None
+        self.judges: dict[str, Judge | None] = {}
+        self.simulators: dict[str, Simulator | None] = {}
+
+    async def start_states(self, cases: Iterable[Case], options: RunOptions) -> None:
+        cases = list(cases)
+        if cases:
+            # the built targets (a `--target` override included) tell whether the agent learns the graph
+            targets = {case.name: self.targets[f"{case.file}::{case.name}"] for case in cases}
+            self.states = await start_states(cases, options.state, targets=targets)
+
+    def start_models(self, plan: Plan, options: RunOptions) -> None:
         wants_models = (
             options.judge
             or options.budget
             or options.simulator
             or any(c.judge is not None or c.simulator is not None for c in plan.cases)
         )
-        self.models = ModelServices(options) if wants_models else None
-        models = self.models
-        self.judges: dict[str, Judge | None] = {}
-        self.simulators: dict[str, Simulator | None] = {}
+        models = self.models = ModelServices(options) if wants_models else None
         for case in plan.cases:
             key = f"{case.file}::{case.name}"
             self.judges[key] = models.judge_for(case) if models else None
             self.simulators[key] = models.simulator_for(case) if models and case.simulate is not None else None
-
-    async def start_states(self, cases: Iterable[Case], options: RunOptions) -> None:
-        cases = list(cases)
-        if cases:
-            self.states = await start_states(cases, options.state)
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -101,6 +109,7 @@ async def run(
         resources = _Resources(plan, options)
         stack.push_async_callback(resources.aclose)
         await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
+        resources.start_models(plan, options)
         target = ", ".join(sorted({t.name for t in resources.distinct}))
         recorder = Recorder(
             plan, target, seed=options.seed, k=options.k, write=options.write_results, history=options.history

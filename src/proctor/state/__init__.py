@@ -30,6 +30,7 @@ from proctor.state._base import (
 )
 from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend, FalkorDBGraph
 from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend, Neo4jGraph, neo4j_value
+from proctor.state._plan import EMBEDDED, GraphSource, StatePlan, graph_override, plan_state, state_notices
 from proctor.state._service import (
     ENV_BACKEND,
     ENV_GRAPH,
@@ -45,6 +46,7 @@ from proctor.state._service import (
 
 __all__ = [
     "DEFAULT_NEO4J_URI",
+    "EMBEDDED",
     "ENV_BACKEND",
     "ENV_GRAPH",
     "ENV_LABEL",
@@ -54,19 +56,24 @@ __all__ = [
     "FalkorDBBackend",
     "FalkorDBGraph",
     "Graph",
+    "GraphSource",
     "Neo4jBackend",
     "Neo4jGraph",
     "QueryError",
     "StateError",
     "StateManager",
+    "StatePlan",
     "StateService",
     "StateSettings",
     "StateUnavailable",
     "TrialState",
+    "graph_override",
     "logger",
     "neo4j_value",
     "plain",
+    "plan_state",
     "render_cypher",
     "resolve_settings",
     "start_states",
+    "state_notices",
 ]

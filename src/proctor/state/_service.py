@@ -16,9 +16,10 @@ import anyio
 from pydantic import ValidationError
 
 from proctor.errors import ConfigError
-from proctor.state._base import BlockingGraph, Graph, QueryError, StateError
+from proctor.state._base import BlockingGraph, Graph, QueryError, StateError, StateUnavailable, logger
 from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend
 from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend
+from proctor.state._plan import StatePlan, plan_state, state_notices
 from proctor.suite import Case, Isolation, SetupStep, StateSpec, split_statements
 
 __all__ = [
@@ -267,9 +268,14 @@ class StateManager:
         self._services: dict[str, StateService] = {}
         self._backends: dict[str, Backend] = {}
         self._settings: dict[str, StateSettings] = {}
+        self._cases: dict[str, list[Case]] = {}
+
+    def plan(self, case: Case) -> StatePlan:
+        """Which graph `case` uses and who named it (`proctor.state._plan`)."""
+        return plan_state(case, self._override, self._environ)
 
     def _key(self, case: Case) -> str:
-        spec = self._override if self._override is not None else case.state
+        spec = self.plan(case).spec
         return "" if spec is None else spec.model_dump_json()
 
     def add(self, case: Case) -> None:
@@ -279,9 +285,26 @@ class StateManager:
             ConfigError: The case's state settings cannot be resolved.
         """
         key = self._key(case)
+        self._cases.setdefault(key, []).append(case)
         if key not in self._settings:
-            spec = self._override if self._override is not None else case.state
-            self._settings[key] = resolve_settings(spec, self._environ)
+            self._settings[key] = resolve_settings(self.plan(case).spec, self._environ)
+
+    def _plans_of(self, key: str) -> list[StatePlan]:
+        return [self.plan(case) for case in self._cases.get(key, [])]
+
+    def notices(self, targets: Mapping[str, Any] | None = None) -> list[str]:
+        """What the run should say at start about where state assertions read (see `state_notices`).
+
+        Args:
+            targets: The built target of each case, by case name (to tell whether the agent learns the
+                embedded graph's address); a case without one counts as not told.
+        """
+        found: list[tuple[Case, StatePlan, str | None, Any]] = []
+        for key, cases in self._cases.items():
+            service = self._services.get(key)
+            address = service.backend.uri if service is not None else None
+            found.extend((case, self.plan(case), address, (targets or {}).get(case.name)) for case in cases)
+        return state_notices(found)
 
     async def start(self) -> None:
         """Start the embedded servers and connect to every backend.
@@ -296,9 +319,12 @@ class StateManager:
                 if backend_key not in self._backends:
                     backend = _build_backend(settings)
                     self._backends[backend_key] = backend
-                    await backend.start()
+                    try:
+                        await backend.start()
+                    except StateUnavailable as exc:
+                        raise StateUnavailable(f"{exc}{_named_by(self._plans_of(key))}") from None
                 lock = None
-                if settings.isolation == "serial":
+                if settings.isolation in ("serial", "keep"):
                     lock = locks.setdefault(json.dumps([backend_key, settings.graph]), anyio.Lock())
                 self._services[key] = StateService(settings, self._backends[backend_key], lock)
         except BaseException:
@@ -336,6 +362,20 @@ class StateManager:
             await backend.aclose()
 
 
+def _named_by(plans: Sequence[StatePlan]) -> str:
+    """Why Proctor looked for the graph where it did, for the error when nothing answers there."""
+    sources = {plan.source for plan in plans}
+    if "environment" in sources:
+        return " (named by NEO_URI; the state assertions read the agent's own graph there)"
+    if "embabel" in sources:
+        return (
+            " (Embabel's default address of the agent's Neo4j, used for an Embabel job's Cypher setups and "
+            "assertions: set NEO_URI, NEO_USERNAME and NEO_PASSWORD to where the agent writes, or give the job "
+            "'state: {backend: falkordb}' for Proctor's embedded graph)"
+        )
+    return ""
+
+
 def _build_backend(settings: StateSettings) -> Backend:
     if settings.backend == "neo4j":
         assert settings.uri is not None
@@ -345,12 +385,19 @@ def _build_backend(settings: StateSettings) -> Backend:
     return FalkorDBBackend(settings.uri, password=settings.password or None)
 
 
-async def start_states(cases: Sequence[Case], override: Any = None) -> StateManager:
+async def start_states(
+    cases: Sequence[Case], override: Any = None, targets: Mapping[str, Any] | None = None
+) -> StateManager:
     """Plan and start the state backends of `cases` (what a run does before its first trial).
 
     Args:
         cases: The cases whose trials need a graph.
         override: State settings (a `StateSpec` or a mapping) replacing every suite's `state:`.
+        targets: The built target of each case by case name, to judge whether the agent learns the
+            embedded graph's address; default each case's own target spec.
+
+    The notices of `StateManager.notices` are logged as warnings on the `proctor.state` logger, so they
+    show at start.
 
     Raises:
         ConfigError: The override does not validate, or a suite's settings cannot be resolved.
@@ -365,4 +412,6 @@ async def start_states(cases: Sequence[Case], override: Any = None) -> StateMana
     for case in cases:
         manager.add(case)
     await manager.start()
+    for line in manager.notices(targets if targets is not None else {case.name: case.target for case in cases}):
+        logger.warning("%s", line)
     return manager

@@ -23,7 +23,13 @@ from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
-from proctor.suite.formats.embabel import embabel_to_suite, is_embabel_job, moved_location
+from proctor.suite.formats.embabel import (
+    embabel_to_suite,
+    is_embabel_job,
+    is_recall_eval,
+    location_mover,
+    recall_problems,
+)
 from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
@@ -112,10 +118,11 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         return load_watsonx_file(path, text, checks)
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
-        if is_embabel_job(fast):
+        source = "embabel" if is_embabel_job(fast) else None
+        if source:
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
-            return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {})
+            return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {}, source)
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError):
         pass
     try:
@@ -136,16 +143,25 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     positions: dict[Loc, tuple[int, int]] = {}
     key_positions: dict[Loc, tuple[int, int]] = {}
     data = _plain(document, (), positions, key_positions)
-    if is_embabel_job(data):
+    source = "embabel" if is_embabel_job(data) else None
+    if source and is_recall_eval(data):
+        bad: list[SuiteIssue] = []
+        for key, message in recall_problems(data):
+            line, col = key_positions.get((key,), (None, None))
+            bad.append(SuiteIssue(name, line, col, key, message))
+        if bad:
+            raise SuiteError(bad)
+    if source:
+        move = location_mover(data)
         data = embabel_to_suite(data, path.stem)
-        positions = {moved_location(loc): at for loc, at in positions.items()}
-        key_positions = {moved_location(loc): at for loc, at in key_positions.items()}
+        positions = {move(loc): at for loc, at in positions.items()}
+        key_positions = {move(loc): at for loc, at in key_positions.items()}
     try:
         spec = SuiteFileSpec.model_validate(data, context={"checks": checks})
     except ValidationError as exc:
         issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
         raise SuiteError(issues) from None
-    return _resolve(path, spec, positions)
+    return _resolve(path, spec, positions, source)
 
 
 def _plain(
@@ -336,8 +352,18 @@ def _simulate(spec: SimulateSpec | None, path: Path) -> SimulateSpec | None:
     return spec
 
 
-def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]]) -> Suite:
-    """Apply file-level defaults to each case and read rubric files."""
+def _resolve(
+    path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]], source: str | None = None
+) -> Suite:
+    """Apply file-level defaults to each case and read rubric files.
+
+    Args:
+        path: The suite file.
+        spec: Its validated contents.
+        positions: Where each value stands in the file, for located errors.
+        source: The foreign format the file was translated from (`embabel`), kept as the cases'
+            `metadata["format"]`.
+    """
     name = spec.name or path.stem
     issues: list[SuiteIssue] = []
 
@@ -403,6 +429,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 simulator=spec.simulator,
                 seeds=(*spec.seeds, *case.seeds),
                 seed_session=case.seed_session if case.seeds else spec.seed_session,
+                metadata={"format": source} if source else {},
             )
         )
     if issues:

@@ -41,7 +41,7 @@ CYPHER_KEYS = frozenset({"cypher", "params", "expected", "expected_rows", "order
 EXPRESSION_KEYS = frozenset({"expression"})
 """Keys of an object-context assertion (Embabel's `{expression}`)."""
 
-Isolation = Literal["graph", "label", "serial", "shared"]
+Isolation = Literal["graph", "label", "serial", "shared", "keep"]
 """How trials are kept apart in the graph:
 
 * `graph`: a fresh graph per trial (FalkorDB: a graph per trial; Neo4j: a database per trial, which needs
@@ -53,6 +53,9 @@ Isolation = Literal["graph", "label", "serial", "shared"]
   before the trial, unless a `teardown` is declared, which then runs after each trial instead).
 * `shared`: one graph, trials concurrent, nothing deleted (the `teardown` runs if declared): only when
   the suite says trials may share it.
+* `keep`: one graph, trials one at a time, nothing deleted by Proctor (the setups prepare it, and the
+  `teardown` runs if declared): Embabel's behaviour, and the default on a graph that only the environment
+  (`NEO_URI`) or Embabel's default address names, since that graph is the agent's, not Proctor's.
 """
 
 
@@ -120,7 +123,8 @@ class StateSpec(_Strict):
     """The graph (FalkorDB) or database (Neo4j) used by `label`, `serial` and `shared` isolation; default
     the server's default database (Neo4j) or `proctor` (FalkorDB)."""
     isolation: Isolation | None = None
-    """How trials are kept apart; default `graph` on FalkorDB, `serial` on Neo4j (see `Isolation`)."""
+    """How trials are kept apart; default `graph` on FalkorDB, `serial` on Neo4j named by the suite, `keep`
+    on a Neo4j named only by `NEO_URI` (see `Isolation`)."""
     teardown: list[SetupSpec] = Field(default_factory=list)
     """Cypher run after each trial (for `label`, `serial` and `shared` isolation)."""
     data_dir: str | None = None

@@ -172,6 +172,12 @@ class EmbabelTargetSpec(_Spec):
     load error."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra request headers; `${VAR}` is replaced from the environment."""
+    model: str | None = "gpt-4.1-mini"
+    """The `model` sent with each message when `--model` is not given (Embabel's client always sends one;
+    its default is `gpt-4.1-mini`); `null` sends none."""
+    api_key: str | None = None
+    """The `X-API-KEY` header Embabel's client sends; write `${VAR}` to read it from the environment
+    (the value itself is never logged nor written to results). Default: `EMBABEL_API_KEY`, if set."""
 
 
 TargetSpec = Annotated[

@@ -32,6 +32,7 @@ from httpx_sse import SSEError, aconnect_sse
 from proctor.errors import ConfigError, TargetError, TargetHTTPError, TargetProtocolError, TargetTimeout
 from proctor.suite._targets import LobuTargetSpec
 from proctor.targets._base import SessionContext
+from proctor.targets._graph import graph_headers
 from proctor.targets._http_client import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_RETRY,
@@ -188,14 +189,16 @@ class LobuTarget:
             "thread": f"proctor-{uuid.uuid4().hex}",
             **_split_model(context.model),
         }
-        headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
+        headers = graph_headers(context.variables)  # the trial's graph, when Proctor started one
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
         response, _ = await send_with_retries(
             self._client,
             "POST",
             url,
             request_timeout=context.timeout,
             json_body=body,
-            headers=headers,
+            headers=headers or None,
             policy=self._retry,
         )
         data = decode_json(response)
@@ -219,7 +222,7 @@ class LobuSession:
         self._context = context
         self.base = base
         """`{gateway}/api/v1/agents/{session key}`."""
-        self._auth = {"Authorization": f"Bearer {token}"}
+        self._auth = {**graph_headers(context.variables), "Authorization": f"Bearer {token}"}
 
     async def send(self, message: str) -> AgentReply:
         """Post `message` and collect the reply from the event stream.

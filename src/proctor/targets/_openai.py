@@ -11,6 +11,7 @@ import httpx
 from proctor.errors import TargetProtocolError
 from proctor.suite._targets import OpenAITargetSpec
 from proctor.targets._base import SessionContext
+from proctor.targets._graph import graph_headers
 from proctor.targets._http_client import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_RETRY,
@@ -82,13 +83,16 @@ class OpenAITarget:
         """Close the connection pool."""
         await self._client.aclose()
 
-    async def _post(self, body: dict[str, Any], request_timeout: float) -> tuple[httpx.Response, int]:
+    async def _post(
+        self, body: dict[str, Any], request_timeout: float, headers: dict[str, str] | None = None
+    ) -> tuple[httpx.Response, int]:
         return await send_with_retries(
             self._client,
             "POST",
             self.url,
             request_timeout=request_timeout,
             json_body=body,
+            headers=headers,
             policy=self._retry,
         )
 
@@ -121,7 +125,8 @@ class OpenAISession:
         messages = [*self.history, {"role": "user", "content": message}]
         body: dict[str, Any] = {"model": self._model, "messages": messages, **target.spec.params}
         started = time.perf_counter()
-        response, retries = await target._post(body, self._context.timeout)
+        headers = graph_headers(self._context.variables)  # the trial's graph, when Proctor started one
+        response, retries = await target._post(body, self._context.timeout, headers or None)
         data = decode_json(response)
         latency_ms = (time.perf_counter() - started) * 1000
         reply = _parse_reply(data, target.url)
