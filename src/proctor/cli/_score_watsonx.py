@@ -127,5 +127,6 @@ def _print(results: list[WatsonxRunResult]) -> None:
     for key in shown:
         table.add_column(key.replace("_", " "), justify="right")
     for result in results:
-        table.add_row(result.source.removesuffix(".messages.json"), *(_cell(result.metrics[key]) for key in shown))
+        cells = [_cell(result.metrics[key]) if result.metrics[key] is not None else "undecided" for key in shown]
+        table.add_row(result.source.removesuffix(".messages.json"), *cells)
     _console().print(table)
