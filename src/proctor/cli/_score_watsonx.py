@@ -55,7 +55,7 @@ def score_watsonx(data: Path, dataset: Path | None, model: Any, output: Path | N
         )
     if not dataset.exists():
         fail(f"--dataset {dataset}: no such file or folder")
-    pairs = [(path, guard(lambda path=path: dataset_for(path, dataset))) for path in files]
+    pairs = [(path, _dataset_of(path, dataset)) for path in files]
     results = guard(lambda: anyio.run(_score_all, pairs, model))
     if isinstance(results, str):
         fail(results, 1)
@@ -69,6 +69,10 @@ def score_watsonx(data: Path, dataset: Path | None, model: Any, output: Path | N
         print(f"text goals not judged (no judge model; pass --judge) in: {names}")
         return 1
     return 0
+
+
+def _dataset_of(messages: Path, dataset: Path) -> Path:
+    return guard(lambda: dataset_for(messages, dataset))
 
 
 async def _score_all(pairs: list[tuple[Path, Path]], model: Any) -> list[WatsonxRunResult] | str:
@@ -120,8 +124,16 @@ def _print(results: list[WatsonxRunResult]) -> None:
 
     from proctor.cli._console import _console
 
-    shown = ("correct_tool_calls", "expected_tool_calls", "total_tool_calls", "tool_call_precision")
-    shown += ("tool_call_recall", "tool_calls_with_incorrect_parameter", "text_match", "is_success")
+    shown = (
+        "correct_tool_calls",
+        "expected_tool_calls",
+        "total_tool_calls",
+        "tool_call_precision",
+        "tool_call_recall",
+        "tool_calls_with_incorrect_parameter",
+        "text_match",
+        "is_success",
+    )
     table = Table(title="watsonx journey metrics (IBM's definitions)", title_justify="left")
     table.add_column("run")
     for key in shown:

@@ -338,7 +338,7 @@ def _parse_date(text: str, formats: Sequence[str]) -> date | None:
     cleaned = re.sub(r"\bsept\b", "sep", " ".join(cleaned.split()), flags=re.IGNORECASE)
     for fmt in formats:
         try:
-            return datetime.strptime(cleaned, fmt).date()
+            return datetime.strptime(cleaned, fmt).date()  # noqa: DTZ007 (a calendar date, no time)
         except ValueError:
             continue
     return None

@@ -24,7 +24,7 @@ from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
 from proctor.suite.formats.embabel import embabel_to_suite, is_embabel_job, moved_location
-from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
+from proctor.suite.formats.watsonx import adk_config_kind, adk_test_paths, load_watsonx_file, select_suite_files
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
 
@@ -67,6 +67,14 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
                 message = "no *.yaml or *.yml suite files (or watsonx *.json datasets) found"
                 issues.append(SuiteIssue(str(path), None, None, "", message))
             found.extend(files)
+        elif path.is_file() and path.suffix != ".json" and adk_config_kind(path) is not None:
+            # an ADK configuration or environment manager names its datasets: run those
+            tests = adk_test_paths(path)
+            if not tests:
+                issues.append(SuiteIssue(str(path), 1, 1, "test_paths", "an ADK configuration with no test_paths"))
+            more, problems = _discover(tests)
+            found.extend(more)
+            issues.extend(problems)
         elif path.is_file():
             found.append(path)
         else:
@@ -74,12 +82,16 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
     return list(dict.fromkeys(found)), issues
 
 
-def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None) -> list[Suite]:
+def load_suites(
+    paths: Iterable[str | Path], checks: CheckCatalog | None = None, *, simulate: bool | None = None
+) -> list[Suite]:
     """Load every suite under `paths`, collecting the problems of all files before raising.
 
     Args:
-        paths: Suite files and directories.
+        paths: Suite files and directories (an ADK configuration stands for its `test_paths`).
         checks: Validates assertion types and values; without it any `type` is accepted.
+        simulate: For watsonx datasets: play each story with a simulated user (`True`, the CLI's
+            `--simulate`), or not; `None` leaves it to the `simulate:` of a `config.yaml` beside them.
 
     Raises:
         SuiteError: With every problem of every file.
@@ -88,7 +100,7 @@ def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None)
     files, issues = _discover(paths)
     for path in files:
         try:
-            suites.append(load_suite_file(path, checks))
+            suites.append(load_suite_file(path, checks, simulate=simulate))
         except SuiteError as exc:
             issues.extend(exc.issues)
     if issues:
@@ -96,8 +108,8 @@ def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None)
     return suites
 
 
-def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Suite:
-    """Load and validate one suite file.
+def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, simulate: bool | None = None) -> Suite:
+    """Load and validate one suite file (`simulate`: as `load_suites` says, for watsonx datasets).
 
     Raises:
         SuiteError: With every problem found in the file.
@@ -109,7 +121,7 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
     if path.suffix == ".json":
-        return load_watsonx_file(path, text, checks)
+        return load_watsonx_file(path, text, checks, simulate=simulate)
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
         if is_embabel_job(fast):
