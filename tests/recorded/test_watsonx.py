@@ -15,6 +15,7 @@ import anyio
 import pytest
 from typer.testing import CliRunner
 
+from helpers.trajectories import assertion, check
 from proctor.cli import app
 from proctor.recorded._watsonx import (
     WatsonxRunError,
@@ -22,8 +23,11 @@ from proctor.recorded._watsonx import (
     keyword_found,
     normalise_arg,
     read_dataset,
+    read_messages,
     score_run,
 )
+from proctor.suite import JourneySpec
+from proctor.transcript import Message, ToolCall
 from servers.model_server import Reply
 
 SEEDS = Path(__file__).parent / "seeds" / "watsonx"
@@ -160,3 +164,21 @@ def test_journey_order_uses_each_goals_latest_match() -> None:
     assert not is_valid_order(graph, ["a", "b", "summarize", "a"])  # a's latest match follows b's
     assert not is_valid_order(graph, ["a", "b"])
     assert not is_valid_order(graph, [])
+
+
+@pytest.mark.parametrize("run", ["data_complex.run1", "data_simple.run1"])
+def test_the_live_journey_check_counts_tool_calls_as_the_offline_scorer(run: str) -> None:
+    """Replaying a recorded run's calls through the `journey` check gives IBM's tool-call numbers too."""
+    dataset = json.loads((DATASETS / (run.split(".")[0] + ".json")).read_text())
+    pairs = [m.tool_call(MESSAGES) for m in read_messages(MESSAGES / f"{run}.messages.json") if m.type == "tool_call"]
+    calls = [ToolCall(name, args) for name, args in pairs]
+    transcript = [Message("user", "hi"), Message("assistant", "done", calls, 10.0)]
+    spec = assertion("journey", JourneySpec(goals=dataset["goals"], goal_details=dataset["goal_details"]))
+    metrics = anyio.run(check, spec, transcript).details["metrics"]
+    ibm = ibm_metrics(run)
+    assert (metrics["correct_tool_calls"], metrics["incorrect_parameter_calls"]) == (
+        ibm["correct_tool_calls"],
+        ibm["tool_calls_with_incorrect_parameter"],
+    )
+    assert round(metrics["tool_call_precision"], 2) == ibm["tool_call_precision"]
+    assert round(metrics["tool_call_recall"], 2) == ibm["tool_call_recall"]

@@ -220,11 +220,10 @@ def journey_metrics(
     tool_goals = [g for g in journey.goal_details if isinstance(g, ToolCallGoal)]
     text_goals = [g for g in journey.goal_details if isinstance(g, TextGoal)]
     expected_tools = {g.tool_name for g in tool_goals}
-    used = {assigned[g.name] for g in tool_goals if g.name in assigned}
     total = len(matching.calls)
-    correct = sum(1 for g in tool_goals if g.name in assigned)
+    correct = len(_correct_goals(tool_goals, matching))
     relevant = [ref for ref in matching.calls if ref.call.name in expected_tools]
-    incorrect = sum(1 for ref in relevant if ref.position not in used and _wrong_arguments(ref, tool_goals, matching))
+    incorrect = sum(1 for ref in relevant if _wrong_arguments(ref, tool_goals, matching))
     return {
         "total_tool_calls": total,
         "expected_tool_calls": len(tool_goals),
@@ -237,6 +236,21 @@ def journey_metrics(
         "journey_success": len(assigned) == len(journey.goal_details),
         "avg_response_time_ms": sum(latencies) / len(latencies) if latencies else None,
     }
+
+
+def _correct_goals(goals: Sequence[ToolCallGoal], matching: _Matching) -> set[str]:
+    """The goals some call matched, counted as IBM's framework does: in any order.
+
+    Each call counts for the first goal (in `goal_details` order) of its tool whose arguments it matches;
+    dependency order is left to journey success.
+    """
+    correct: set[str] = set()
+    for ref in matching.calls:
+        for goal in goals:
+            if goal.tool_name == ref.call.name and all(v.ok for v in matching.arguments[(goal.name, ref.number)]):
+                correct.add(goal.name)
+                break
+    return correct
 
 
 def _wrong_arguments(ref: CallRef, goals: Sequence[ToolCallGoal], matching: _Matching) -> bool:
