@@ -4,7 +4,8 @@ A goal dependency graph is a partial order. A tool-call goal matches a call to t
 arguments match (`proctor.checks._arguments`) and which comes after the calls that matched all of its
 prerequisites; goals that do not depend on each other may match in any order; each call matches one goal
 at most, so a tool the journey needs twice must be called twice. A text goal matches an answer (an
-assistant reply at or after its prerequisites' calls) holding every keyword, ignoring case, and, with
+assistant reply at or after its prerequisites' calls) holding every keyword in normalised forms (case,
+spacing, and dates in any spelling: `proctor.checks._keywords`), and, with
 `enable_fuzzy_matching`, meaning what the expected `response` says.
 
 The assignment of calls to goals is the one matching the most goals (a bounded exhaustive search, so a
@@ -32,6 +33,7 @@ from proctor.checks._arguments import (
     compare_arguments,
     text_form,
 )
+from proctor.checks._keywords import keyword_found
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
 from proctor.checks._text import excerpt
@@ -123,8 +125,7 @@ class _Matching:
                 self.pending.append((request, verdict))
 
     def _compare_text(self, goal: TextGoal, index: int, message: Message) -> None:
-        folded = message.content.casefold()
-        missing = [k for k in goal.keywords if k.casefold() not in folded]
+        missing = [k for k in goal.keywords if not keyword_found(k, message.content)]
         verdict = _TextVerdict(index, missing, not missing)
         self.texts[(goal.name, index)] = verdict
         response = goal.response.strip()

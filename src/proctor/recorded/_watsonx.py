@@ -40,7 +40,6 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from pydantic import ValidationError
 
 from proctor.checks._arguments import EquivalenceVerdict, FuzzyMatcher, FuzzyRequest
 from proctor.checks._judging import Judge
+from proctor.checks._keywords import keyword_found, parse_date
 from proctor.errors import ProctorError
 from proctor.suite import TextGoal, ToolCallGoal
 from proctor.suite.formats.watsonx import WatsonxDataset
@@ -272,7 +272,7 @@ def _as_number_or_date(actual: Any, expected: Any) -> bool | None:
         return abs(float(actual) - float(expected)) <= 0.001
     except (TypeError, ValueError):
         pass
-    first, second = _date(str(actual)), _date(str(expected))
+    first, second = parse_date(str(actual)), parse_date(str(expected))
     if first is None or second is None:
         return None
     return first == second
@@ -300,71 +300,6 @@ async def _arguments_match(goal: ToolCallGoal, actual: Mapping[str, Any], fuzzy:
         elif got != want:
             return False
     return True
-
-
-# ---------------------------------------------------------------- keywords in normalised forms
-
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_MON = "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-_DATE_PATTERNS: tuple[tuple[re.Pattern[str], Sequence[str]], ...] = (
-    (re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b"), ("%Y-%m-%d",)),
-    (re.compile(r"\b\d{4}/\d{1,2}/\d{1,2}\b"), ("%Y/%m/%d",)),
-    (re.compile(r"\b\d{8}\b"), ("%Y%m%d",)),
-    (re.compile(r"\b\d{1,2}/\d{1,2}/\d{4}\b"), ("%m/%d/%Y", "%d/%m/%Y")),
-    (
-        re.compile(rf"\b(?:{_MONTHS}|{_MON})\.? \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b", re.IGNORECASE),
-        ("%B %d %Y", "%b %d %Y"),
-    ),
-    (
-        re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTHS}|{_MON})\.?,? \d{{4}}\b", re.IGNORECASE),
-        ("%d %B %Y", "%d %b %Y"),
-    ),
-)
-
-
-def _date(text: str) -> date | None:
-    """The date `text` spells (alone), in any of the common forms; `None` when it is not one."""
-    text = text.strip()
-    for pattern, formats in _DATE_PATTERNS:
-        match = pattern.fullmatch(text)
-        if match is not None:
-            return _parse_date(match.group(0), formats)
-    return None
-
-
-def _parse_date(text: str, formats: Sequence[str]) -> date | None:
-    cleaned = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text, flags=re.IGNORECASE)
-    cleaned = re.sub(r"\bof\b|[.,]", " ", cleaned, flags=re.IGNORECASE)
-    cleaned = re.sub(r"\bsept\b", "sep", " ".join(cleaned.split()), flags=re.IGNORECASE)
-    for fmt in formats:
-        try:
-            return datetime.strptime(cleaned, fmt).date()  # noqa: DTZ007 (a calendar date, no time)
-        except ValueError:
-            continue
-    return None
-
-
-def _dates_in(text: str) -> set[date]:
-    found: set[date] = set()
-    for pattern, formats in _DATE_PATTERNS:
-        for match in pattern.finditer(text):
-            parsed = _parse_date(match.group(0), formats)
-            if parsed is not None:
-                found.add(parsed)
-    return found
-
-
-def _plain(text: str) -> str:
-    """Case-folded, spacing collapsed, thousands separators dropped (`1,000` -> `1000`)."""
-    return " ".join(re.sub(r"(?<=\d),(?=\d{3}\b)", "", text).casefold().split())
-
-
-def keyword_found(keyword: str, text: str) -> bool:
-    """Whether `text` holds `keyword`, in normalised forms (a date keyword matches any spelling of it)."""
-    if _plain(keyword) in _plain(text):
-        return True
-    wanted = _date(keyword)
-    return wanted is not None and wanted in _dates_in(text)
 
 
 # ---------------------------------------------------------------- the traversal

@@ -20,7 +20,6 @@ from proctor.cli import app
 from proctor.recorded._watsonx import (
     WatsonxRunError,
     is_valid_order,
-    keyword_found,
     normalise_arg,
     read_dataset,
     read_messages,
@@ -132,23 +131,6 @@ def test_cli_needs_the_dataset_and_locates_bad_files(tmp_path: Path) -> None:
 def test_a_quick_eval_dataset_cannot_be_scored_and_says_why() -> None:
     with pytest.raises(WatsonxRunError, match="'goal_details' is empty: a quick-eval dataset"):
         read_dataset(SEEDS / "quick-eval" / "data_simple_no_annotations.json")
-
-
-@pytest.mark.parametrize(
-    ("keyword", "text", "found"),
-    [
-        ("20250105", "is on January 5, 2025.", True),
-        ("2025-01-05", "nwaters: Jan 5th, 2025", True),
-        ("2025-01-05", "on 5 January 2025", True),
-        ("2025-01-05", "on 01/05/2025", True),
-        ("20250105", "on January 6, 2025", False),
-        ("1000", "costs 1,000 dollars", True),
-        ("Time Off", "your time   off is", True),
-        ("nwaters", "johndoe only", False),
-    ],
-)
-def test_keywords_match_in_normalised_forms(keyword: str, text: str, found: bool) -> None:
-    assert keyword_found(keyword, text) is found
 
 
 def test_argument_normalisation_as_ibm_does_it() -> None:
