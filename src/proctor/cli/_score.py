@@ -224,7 +224,8 @@ def score_command(
         None,
         "--scorers",
         envvar="PROCTOR_SCORERS",
-        help="Comma-separated scorers (default: every scorer the first record has the fields for).",
+        help="Comma-separated scorers (default: every scorer some record has the fields for; a record "
+        "without a scorer's input gets it skipped).",
     ),
     judge: str | None = typer.Option(
         None, "--judge", envvar="PROCTOR_JUDGE_MODEL", help="Judge model, provider/model (e.g. openai/gpt-4.1-mini)."
@@ -302,7 +303,11 @@ def score_command(
         events.update(dry_run=dry_run, output=output, cache_dir=None if no_cache else cache_dir)
         raise typer.Exit(_score_events(data, events))
     from proctor.recorded import ScoreOptions
+    from proctor.recorded._defaults import default_scorers
 
+    if names is None and not resume:  # every scorer some record can feed (resume keeps the previous set)
+        columns = _mapping(map_)
+        names = guard(lambda: default_scorers(data, input_format, columns))
     options_ = guard(
         lambda: ScoreOptions(
             scorers=names,
