@@ -24,6 +24,7 @@ from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._yaml import DuplicateKeyError, fast_load
 from proctor.suite.formats.embabel import embabel_to_suite, is_embabel_job, moved_location
+from proctor.suite.formats.goeval import is_judges_file, judges_file_message
 from proctor.suite.formats.watsonx import adk_config_kind, adk_test_paths, load_watsonx_file, select_suite_files
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
@@ -63,6 +64,7 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
                 and not SKIPPED_DIRS.intersection(part for part in p.relative_to(path).parts[:-1])
             )
             files = select_suite_files(files)  # JSON only when a watsonx dataset; not a watsonx config
+            files = [p for p in files if p.suffix == ".json" or not is_judges_file(p)]  # Go judges.yaml
             if not files:
                 message = "no *.yaml or *.yml suite files (or watsonx *.json datasets) found"
                 issues.append(SuiteIssue(str(path), None, None, "", message))
@@ -122,6 +124,8 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, sim
         raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
     if path.suffix == ".json":
         return load_watsonx_file(path, text, checks, simulate=simulate)
+    if is_judges_file(path):
+        raise SuiteError([SuiteIssue(name, 1, 1, "judges", judges_file_message())])
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
         if is_embabel_job(fast):
