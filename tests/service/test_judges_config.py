@@ -156,3 +156,16 @@ def test_serve_and_consume_take_the_file_and_list_skips_it(tmp_path: Path) -> No
         load_suites([tmp_path / "configs" / "judges.yaml"], registry)
     events = json.loads((SEEDS / "fail-early.json").read_text())
     assert events["event_id"]
+
+
+def test_the_go_variable_names_the_file_and_workers_get_it_back() -> None:
+    settings = ServiceSettings.from_environment({"JUDGES_CONFIG_PATH": str(JUDGES_YAML)}, judge_model="openai/j")
+    pipeline_config = settings.pipeline
+    assert pipeline_config.judges == ("relevance", "faithfulness", "coherence", "completeness", "instruction")
+    assert [j.name for j in pipeline_config.configured] == list(pipeline_config.judges)
+    again = ServiceSettings.from_json(json.loads(json.dumps(settings.to_json())))
+    assert again.pipeline.configured == pipeline_config.configured and again.pipeline.judges_config == JUDGES_YAML
+    chosen = PipelineConfig(judges=("relevance",), judges_config=JUDGES_YAML)
+    assert chosen.judges == ("relevance",)
+    with pytest.raises(ConfigError, match="unknown judge 'tone'"):
+        PipelineConfig(judges=("tone",), judges_config=JUDGES_YAML)
