@@ -202,6 +202,8 @@ def bench_judged(requests: int, concurrency: int, judge_concurrency: int, latenc
         str(judge_concurrency),
         "--judge-api-key",
         "bench",
+        "--judges",  # the three the figures were measured with (the default is now all five)
+        "relevance,faithfulness,coherence",
     ]
     with process(judge, judge_port), process(serve_command(port, *options), port) as server:
         asyncio.run(load(port, GOOD, concurrency * 2, concurrency))  # warm-up: connections and pools

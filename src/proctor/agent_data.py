@@ -2,9 +2,10 @@
 
 Fields may arrive structured or as JSON text (a CSV cell holding `[{"tool_name": ...}]`); text that is
 JSON is decoded, text that is not is kept as it is where the field allows a string (the scorers then show
-it to the judge verbatim). Empty text counts as absent. `agent_exit` takes booleans or the strings
-`true`/`false` (also `yes`/`no`, `1`/`0`). Tool calls also accept the OpenAI-style keys `name`,
-`arguments` (an object or JSON text) and `id`.
+it to the judge verbatim). Empty text counts as absent. `agent_exit` takes booleans or text, read as
+NovaEval's scorers read it: `true`, `1`, `yes` or `on` mean exited, any other text (`false`, `success`)
+does not. Tool calls also accept the OpenAI-style keys `name`, `arguments` (an object or JSON text) and
+`id`.
 
 This module is a leaf, like `proctor.transcript`: it imports nothing from Proctor but the transcript
 types, so the checks layer can read `AgentData` without importing the rest of `proctor.recorded`.
@@ -22,8 +23,8 @@ from proctor.transcript import Message
 
 __all__ = ["FIELDS", "AgentData", "ToolCall", "ToolResult", "ToolSchema", "agent_data_from_transcript"]
 
-_TRUE = frozenset({"true", "1", "yes", "y", "on"})
-_FALSE = frozenset({"false", "0", "no", "n", "off"})
+_TRUE = frozenset({"true", "1", "yes", "on"})
+"""The strings NovaEval's scorers read as `agent_exit` true (`safe_get_boolean_field`)."""
 
 
 def _decode(value: Any, opening: str) -> Any:
@@ -192,13 +193,12 @@ class AgentData(BaseModel):
     @field_validator("agent_exit", mode="before")
     @classmethod
     def _exit_flag(cls, value: Any) -> Any:
+        """Read text as NovaEval's scorers do (it types the field `Union[bool, str]`).
+
+        Only `true`, `1`, `yes` or `on` (any case) mean exited; other text (`success`) means not exited.
+        """
         if isinstance(value, str):
-            text = value.strip().lower()
-            if text in _TRUE:
-                return True
-            if text in _FALSE:
-                return False
-            raise ValueError(f"agent_exit must be true or false, not {value!r}")
+            return value.strip().lower() in _TRUE
         return value
 
     @field_validator("metadata", mode="before")

@@ -169,7 +169,10 @@ async def test_missing_prerequisite_is_named() -> None:
         "goal 'get_timeoff_schedule_hr_agent-1' (get_timeoff_schedule_hr_agent) not matched: its prerequisite "
         "'get_assignment_id_hr_agent-1' was not matched (call #1 fits)" in result.reason
     )
-    assert result.details["metrics"]["tool_call_precision"] == 0.0
+    # IBM's counting: the call is correct whatever the order (only journey success needs the order)
+    metrics = result.details["metrics"]
+    assert (metrics["correct_tool_calls"], metrics["tool_call_precision"], metrics["tool_call_recall"]) == (1, 1.0, 0.5)
+    assert metrics["journey_success"] is False
     assert call_verdicts(result) == ["out_of_order"]
 
 

@@ -42,7 +42,9 @@ def write_rows(path: Path, rows: int, *, bad: set[int] = frozenset()) -> Path:  
         )
         for i in range(rows):
             call = json.dumps([{"tool_name": "search", "parameters": {"q": f"q{i}"}, "call_id": f"c{i}"}])
-            exit_flag = "perhaps" if i in bad else "true"
+            if i in bad:  # a call without its tool's name
+                call = json.dumps([{"parameters": {"q": f"q{i}"}}])
+            exit_flag = "true"
             writer.writerow(
                 [
                     f"u{i % 3}",
@@ -143,12 +145,12 @@ def test_bad_row_is_fatal_with_its_line_unless_skipped(judge: Any, tmp_path: Pat
     args = [str(data), "--map", "question=agent_task", "--scorers", "role_adherence", "--judge", "openai/score-judge"]
     fatal = score(*args)
     assert fatal.exit_code == 2
-    assert "runs.csv:5: agent_exit: Value error, agent_exit must be true or false, not 'perhaps'" in fatal.output
+    assert "runs.csv:5: tool_calls.list[ToolCall].0.tool_name: Field required" in fatal.output
     assert "--continue-on-error" in fatal.output
     skipped = score(*args, "--continue-on-error", "-o", str(tmp_path / "skip.jsonl"))
     assert skipped.exit_code == 1, skipped.output
     rows = {r["row"]: r for r in read_jsonl(tmp_path / "skip.jsonl")}
-    assert len(rows) == 6 and rows[4]["line"] == 5 and "agent_exit must be true or false" in rows[4]["error"]
+    assert len(rows) == 6 and rows[4]["line"] == 5 and "tool_name: Field required" in rows[4]["error"]
     assert rows[4]["scores"] == {} and "bad row" in skipped.output and "runs.csv:5" in skipped.output
 
 

@@ -93,9 +93,13 @@ def test_agent_exit_accepts_booleans_and_their_strings(text: object, value: bool
     assert AgentData(agent_exit=text).agent_exit is value  # type: ignore[arg-type]
 
 
-def test_agent_exit_rejects_other_text() -> None:
-    with pytest.raises(ValidationError, match="agent_exit must be true or false, not 'maybe'"):
-        AgentData(agent_exit="maybe")  # type: ignore[arg-type]
+@pytest.mark.parametrize(
+    ("text", "exited"),
+    [("true", True), ("YES", True), (" 1 ", True), ("on", True), ("false", False), ("success", False), ("y", False)],
+)
+def test_agent_exit_text_is_read_as_novaevals_scorers_read_it(text: str, exited: bool) -> None:
+    # NovaEval: Union[bool, str]; safe_get_boolean_field -> lower().strip() in ("true", "1", "yes", "on")
+    assert AgentData(agent_exit=text).agent_exit is exited  # type: ignore[arg-type]
 
 
 def test_empty_cells_are_absent_and_ids_become_text() -> None:

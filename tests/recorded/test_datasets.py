@@ -78,15 +78,15 @@ def test_mapping_mistakes_are_explained(tmp_path: Path) -> None:
 def test_bad_rows_name_their_line_and_are_fatal_or_skipped(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text(
-        'agent_task,agent_response,agent_exit\n"multi\nline task",ok,true\nfine,ok,perhaps\nshort\nlast,ok,false\n'
+        'agent_task,agent_response,tool_calls\n"multi\nline task",ok,\nfine,ok,"[{""id"": 1}]"\nshort\nlast,ok,\n'
     )
-    with pytest.raises(DatasetError, match=r"bad.csv:4: agent_exit: Value error, agent_exit must be true or false"):
+    with pytest.raises(DatasetError, match=r"bad.csv:4: tool_calls.list\[ToolCall\].0.tool_name: Field required"):
         AgentDataset().ingest_from_csv(path)
     dataset = AgentDataset(on_error="skip")
     dataset.ingest_from_csv(path)
     assert [d.agent_task for d in dataset.data] == ["multi\nline task", "last"]
     assert [(e.line, e.message.split(":")[0]) for e in dataset.errors] == [
-        (4, "agent_exit"),
+        (4, "tool_calls.list[ToolCall].0.tool_name"),
         (5, "the row has 1 fields, the header has 3"),
     ]
     jsonl = tmp_path / "bad.jsonl"

@@ -76,3 +76,9 @@ not_callable = 3
 def sleepy(messages: list[dict[str, str]]) -> str:
     time.sleep(1.0)
     return "finally"
+
+
+def runtime_context(messages: list[dict[str, str]], context: SessionContext) -> str:
+    """Answers with the watsonx runtime context and the uploaded file it was given."""
+    upload = context.variables.get("file_upload") or {}
+    return f"user={context.variables['runtime_context']['sap_username']} file={upload.get('file_id')}"

@@ -27,6 +27,12 @@ MARKERS = {
     "Rate the coherence": "coherence",
     "Rate how completely": "completeness",
     "Rate how well the answer follows": "instruction",
+    # the Go Eval Agent's own prompts (configs/judges.yaml)
+    "Score how relevant": "relevance",
+    "Score how faithful": "faithfulness",
+    "Score how logically coherent": "coherence",
+    "You are a completeness judge": "completeness",
+    "evaluation judge for instruction-following": "instruction",
 }
 
 

@@ -74,7 +74,7 @@ async def test_every_event_gets_one_result_with_its_event_id(
         assert result["id"] == record["event_id"] and result["verdict"] == record["verdict"]
         assert record["consumer"] == "c1"
     assert {r["verdict"] for r in stored} == {"pass", "fail"}
-    assert script.calls == 20 * 3  # the 10 early exits called no judge
+    assert script.calls == 20 * 5  # five judges each; the 10 early exits called no judge
     assert pending(rdb, streams) == 0 and dead(rdb, streams) == []
     assert (stats.read, stats.results, stats.dead_lettered, stats.superseded) == (30, 30, 0, 0)
 

@@ -50,7 +50,9 @@ def test_the_seed_requests_get_the_seed_responses(api: tuple[httpx.Client, Judge
         "relevance-judge",
         "faithfulness-judge",
         "coherence-judge",
-    ]
+        "completeness-judge",
+        "instruction-judge",
+    ]  # the Go service's 8 stages
     assert all(set(s) == {"name", "score", "reason", "duration_ns"} for s in body["stages"])
     calls = script.calls
     bad = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers=JSON_HEADERS).json()

@@ -10,7 +10,7 @@ import pytest
 
 from proctor.errors import ConfigError
 from proctor.scoring import verdict_band
-from proctor.service import EvaluationRequest, Pipeline, PipelineConfig, ServiceSettings, build_pipeline
+from proctor.service import JUDGES, EvaluationRequest, Pipeline, PipelineConfig, ServiceSettings, build_pipeline
 from servers.model_server import Reply
 from service.events import SEED_EARLY_EXIT, SEED_EVALUATE, event
 from service.judge_server import JudgeScript, verdict
@@ -29,20 +29,26 @@ def request(data: str | dict[str, Any]) -> EvaluationRequest:
 
 
 @pytest.mark.anyio
-async def test_the_seed_request_passes_with_three_judges(judge_server: Any) -> None:
+async def test_the_seed_request_passes_with_the_go_services_five_judges(judge_server: Any) -> None:
+    # the Go service's docs/API_TEST_CASES.md: "8 stages (3 prechecks + 5 judges)"
     script = judge_server.script(
         relevance=verdict(0.95, "The answer directly addresses the query."),
         faithfulness=verdict(1.0, "The answer is fully supported by the context."),
         coherence=verdict(0.95, "The answer is clear and logically consistent."),
+        completeness=verdict(0.9, "Every part is addressed."),
+        instruction=verdict(1.0, "No explicit instructions."),
     )
     result = await pipeline_for(script).evaluate(request(SEED_EVALUATE))
     names = [stage.name for stage in result.stages]
-    assert names == [*PRECHECKS, "relevance-judge", "faithfulness-judge", "coherence-judge"]
+    judges = ["relevance-judge", "faithfulness-judge", "coherence-judge", "completeness-judge", "instruction-judge"]
+    assert names == [*PRECHECKS, *judges]
     assert result.id == "evt-001" and result.verdict == "pass" and result.errors == []
-    assert result.confidence == pytest.approx(0.3 * STAGE1 + 0.7 * (0.95 + 1.0 + 0.95) / 3, abs=1e-6)
+    assert result.confidence == pytest.approx(0.3 * STAGE1 + 0.7 * (0.95 + 1.0 + 0.95 + 0.9 + 1.0) / 5, abs=1e-6)
     assert result.stages[3].reason == "The answer directly addresses the query."
     assert all(stage.duration_ns > 0 for stage in result.stages)
-    assert {k: len(v) for k, v in script.requests.items()} == {"relevance": 1, "faithfulness": 1, "coherence": 1}
+    assert {k: len(v) for k, v in script.requests.items()} == dict.fromkeys(
+        ("relevance", "faithfulness", "coherence", "completeness", "instruction"), 1
+    )
     (faithful,) = script.requests["faithfulness"]
     assert "Its capital city is Paris" in faithful["messages"][1]["content"]
     assert set(json.loads(result.model_dump_json())) == {"id", "stages", "confidence", "verdict", "errors"}
@@ -61,7 +67,7 @@ async def test_early_exit_makes_no_judge_call(judge_server: Any) -> None:
 async def test_early_exit_only_strictly_below_the_threshold(judge_server: Any) -> None:
     script = judge_server.script(default=verdict(0.2))
     result = await pipeline_for(script, early_exit_threshold=0.0).evaluate(request(SEED_EARLY_EXIT))
-    assert script.calls == 3  # mean 0.0 is not below 0.0: the judges run
+    assert script.calls == 5  # mean 0.0 is not below 0.0: the judges run
     assert result.verdict == "fail" and result.confidence == pytest.approx(0.7 * 0.2)
 
 
@@ -70,7 +76,8 @@ async def test_a_judge_timeout_lands_in_errors_not_in_the_score(judge_server: An
     slow = Reply(json.dumps({"reason": "late", "score": 0.0}), delay=3)
     script = judge_server.script(coherence=slow, relevance=verdict(0.9), faithfulness=verdict(0.8))
     started = time.monotonic()
-    result = await pipeline_for(script, judge_timeout=0.3).evaluate(request(SEED_EVALUATE))
+    three = ("relevance", "faithfulness", "coherence")
+    result = await pipeline_for(script, judge_timeout=0.3, judges=three).evaluate(request(SEED_EVALUATE))
     assert time.monotonic() - started < 2  # the judges ran in parallel and the slow one was cut off
     assert [e.model_dump(exclude={"duration_ns"}) for e in result.errors] == [
         {"name": "coherence-judge", "status": "error", "reason": "judge timed out after 0.3 s"}
@@ -108,7 +115,7 @@ async def test_a_judge_cut_off_mid_verdict_is_an_error_never_a_score(judge_serve
     assert (result.verdict, result.confidence) == ("error", None)
     assert {e.status for e in result.errors} == {"error"}
     assert all("cut off" in e.reason for e in result.errors)
-    assert script.calls == 3  # one call per judge: a truncated answer gets no repair round
+    assert script.calls == len(result.errors) == 5  # one call per judge (the Go default five): no repair round
     unmarked = judge_server.script(default=Reply('{"reason": "relevant", "score": 0.', finish_reason="stop"))
     assert (await pipeline_for(unmarked).evaluate(request(SEED_EVALUATE))).verdict == "error"
 
@@ -118,7 +125,7 @@ async def test_no_judge_scored_means_verdict_error(judge_server: Any) -> None:
     script = judge_server.script(default=Reply("not a verdict"))
     result = await pipeline_for(script).evaluate(request(SEED_EVALUATE))
     assert (result.verdict, result.confidence) == ("error", None)
-    assert [e.name for e in result.errors] == ["relevance-judge", "faithfulness-judge", "coherence-judge"]
+    assert [e.name for e in result.errors] == [f"{name}-judge" for name in JUDGES]
     assert [s.name for s in result.stages] == PRECHECKS
 
 

@@ -45,11 +45,11 @@ def test_the_seed_curl_examples_work_as_written(judge_server: Any) -> None:
     with serving(*judge) as (_, port):
         assert curl(CURL_HEALTH, port) == {"status": "ok", "version": "0.1.0"}
         result = curl(CURL_EVALUATE, port)
-        assert (result["id"], result["verdict"], len(result["stages"])) == ("evt-001", "pass", 6)
+        assert (result["id"], result["verdict"], len(result["stages"])) == ("evt-001", "pass", 8)
         calls = script.calls
         early = curl(CURL_EARLY_EXIT, port)
         assert (early["id"], early["verdict"], len(early["stages"])) == ("evt-002", "fail", 3)
-        assert script.calls == calls == 3
+        assert script.calls == calls == 5
 
 
 def test_seed_environment_variables_are_honoured(judge_server: Any) -> None:

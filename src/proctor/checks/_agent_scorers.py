@@ -7,9 +7,10 @@ and need `agent_exit` (else `skipped`: the agent has not exited). The raw score 
 kept in `details["raw_score"]`; `score` is normalised to 0..1. `tool-correctness-exact` is the
 deterministic twin of tool correctness: the expected call by name and arguments, no judge.
 
-Order of outcomes: not exited -> `skipped`; a required field missing -> `error` whose details are
-NovaEval's error dictionary; no judge configured -> `skipped` with the hint; a judge call that fails ->
-`error` with its reason. A failure is never a score.
+Order of outcomes: not exited -> `skipped`; a required field empty or absent -> `skipped` (nothing to
+score: a record without tool calls has no tool calls to judge; the details keep NovaEval's "Missing
+required fields" dictionary, which NovaEval returns as an error); no judge configured -> `skipped` with
+the hint; a judge call that fails -> `error` with its reason. A failure is never a score.
 """
 
 from __future__ import annotations
@@ -214,6 +215,17 @@ def missing_fields(scorer: AgentScorer, data: AgentData) -> dict[str, Any] | Non
     }
 
 
+MissingStatus = Literal["skipped", "error"]
+"""What a record without a scorer's input gives: `skipped` for recorded data (nothing to score: the
+default for `proctor score`), `error` for suite checks (the check was asked for and cannot run)."""
+
+
+def _nothing_to_score(missing: Mapping[str, Any]) -> str:
+    """The reason of a scorer skipped for want of input (NovaEval's error dictionary goes in the details)."""
+    fields = ", ".join(missing["missing_fields"])
+    return f"nothing to score: the record has no {fields} (empty or absent; NovaEval: missing required fields)"
+
+
 def _json(value: Any) -> str:
     """Render a field for the prompt: text as it is, structured values as compact JSON."""
     if isinstance(value, str):
@@ -344,6 +356,7 @@ async def score_agent_data(
     weight: float = 1.0,
     threshold: float | None = None,
     turn: int | None = None,
+    missing: MissingStatus = "skipped",
 ) -> CheckResult:
     """Score one record with one agent scorer.
 
@@ -355,6 +368,7 @@ async def score_agent_data(
         weight: The result's weight.
         threshold: The normalised score at which it passes (default `DEFAULT_THRESHOLD`).
         turn: The turn checked, for results of suite checks.
+        missing: The status when a required field is empty or absent (`MissingStatus`).
 
     Returns:
         The result: `score` is 0..1; `details` keeps `raw_score`, `scale`, the per-call `scores`, the
@@ -365,12 +379,11 @@ async def score_agent_data(
     if spec.needs_exit and not data.agent_exit:
         reason = f"the agent has not exited (agent_exit is false): {spec.name} is scored once its run is over"
         return CheckResult(label, kind, "skipped", None, weight, reason, turn)
-    missing = missing_fields(spec, data)
-    if missing is not None:
-        reason = f"missing required fields: {', '.join(missing['missing_fields'])}"
-        return CheckResult(label, kind, "error", None, weight, reason, turn, missing)
+    absent = missing_fields(spec, data)
+    if absent is not None:
+        return CheckResult(label, kind, missing, None, weight, _nothing_to_score(absent), turn, absent)
     if spec.scale is None or spec.verdict is None:
-        return exact_match(data, label, weight, turn)
+        return exact_match(data, label, weight, turn, missing=missing)
     if judge is None:
         return no_judge(label, kind, weight, turn)
     items = _per_call_variables(spec, data) if spec.per_call else [_variables(spec, data)]
@@ -439,24 +452,28 @@ def _differences(call: ToolCall, expected: ToolCall) -> list[str]:
 
 
 def exact_match(
-    data: AgentData, label: str = "tool-correctness-exact", weight: float = 1.0, turn: int | None = None
+    data: AgentData,
+    label: str = "tool-correctness-exact",
+    weight: float = 1.0,
+    turn: int | None = None,
+    *,
+    missing: MissingStatus = "skipped",
 ) -> CheckResult:
     """The deterministic twin of tool correctness: passed when a tool call equals `expected_tool_call`.
 
     Names must be equal and arguments equal by value (numbers by value, so `1 == 1.0`); a call to the
-    expected tool with other arguments scores 0.5, no such call 0. Missing fields are an `error`, as
+    expected tool with other arguments scores 0.5, no such call 0. Missing fields give `missing`, as
     for the judged scorers.
     """
     kind = "tool-correctness-exact"
-    missing = missing_fields(AGENT_SCORERS["tool_correctness_exact"], data)
-    if missing is not None:
-        reason = f"missing required fields: {', '.join(missing['missing_fields'])}"
-        return CheckResult(label, kind, "error", None, weight, reason, turn, missing)
+    absent = missing_fields(AGENT_SCORERS["tool_correctness_exact"], data)
+    if absent is not None:
+        return CheckResult(label, kind, missing, None, weight, _nothing_to_score(absent), turn, absent)
     expected, calls = data.expected_tool_call, data.tool_calls
     if isinstance(expected, str) or isinstance(calls, str):
         which = "expected_tool_call" if isinstance(expected, str) else "tool_calls"
         reason = f"{which} is text, not JSON tool calls: compare it with the judged tool_correctness instead"
-        return CheckResult(label, kind, "error", None, weight, reason, turn)
+        return CheckResult(label, kind, missing, None, weight, reason, turn)
     assert expected is not None
     per_call = [_differences(call, expected) for call in calls]
     details: dict[str, Any] = {
@@ -504,7 +521,8 @@ def _check(scorer: AgentScorer) -> Callable[[AssertionSpec, CheckContext], Any]:
     if not scorer.judged:
 
         def exact(spec: AssertionSpec, context: CheckContext) -> CheckResult:
-            return exact_match(context_agent_data(spec, context), spec.display_name(), spec.weight, context.turn)
+            data = context_agent_data(spec, context)
+            return exact_match(data, spec.display_name(), spec.weight, context.turn, missing="error")
 
         return exact
 
@@ -517,6 +535,7 @@ def _check(scorer: AgentScorer) -> Callable[[AssertionSpec, CheckContext], Any]:
             weight=spec.weight,
             threshold=spec.options.threshold,
             turn=context.turn,
+            missing="error",  # in a suite, an input the check cannot find is a mistake to fix
         )
 
     return judged

@@ -4,7 +4,8 @@ A goal dependency graph is a partial order. A tool-call goal matches a call to t
 arguments match (`proctor.checks._arguments`) and which comes after the calls that matched all of its
 prerequisites; goals that do not depend on each other may match in any order; each call matches one goal
 at most, so a tool the journey needs twice must be called twice. A text goal matches an answer (an
-assistant reply at or after its prerequisites' calls) holding every keyword, ignoring case, and, with
+assistant reply at or after its prerequisites' calls) holding every keyword in normalised forms (case,
+spacing, and dates in any spelling: `proctor.checks._keywords`), and, with
 `enable_fuzzy_matching`, meaning what the expected `response` says.
 
 The assignment of calls to goals is the one matching the most goals (a bounded exhaustive search, so a
@@ -32,6 +33,7 @@ from proctor.checks._arguments import (
     compare_arguments,
     text_form,
 )
+from proctor.checks._keywords import keyword_found
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
 from proctor.checks._text import excerpt
@@ -123,8 +125,7 @@ class _Matching:
                 self.pending.append((request, verdict))
 
     def _compare_text(self, goal: TextGoal, index: int, message: Message) -> None:
-        folded = message.content.casefold()
-        missing = [k for k in goal.keywords if k.casefold() not in folded]
+        missing = [k for k in goal.keywords if not keyword_found(k, message.content)]
         verdict = _TextVerdict(index, missing, not missing)
         self.texts[(goal.name, index)] = verdict
         response = goal.response.strip()
@@ -220,11 +221,10 @@ def journey_metrics(
     tool_goals = [g for g in journey.goal_details if isinstance(g, ToolCallGoal)]
     text_goals = [g for g in journey.goal_details if isinstance(g, TextGoal)]
     expected_tools = {g.tool_name for g in tool_goals}
-    used = {assigned[g.name] for g in tool_goals if g.name in assigned}
     total = len(matching.calls)
-    correct = sum(1 for g in tool_goals if g.name in assigned)
+    correct = len(_correct_goals(tool_goals, matching))
     relevant = [ref for ref in matching.calls if ref.call.name in expected_tools]
-    incorrect = sum(1 for ref in relevant if ref.position not in used and _wrong_arguments(ref, tool_goals, matching))
+    incorrect = sum(1 for ref in relevant if _wrong_arguments(ref, tool_goals, matching))
     return {
         "total_tool_calls": total,
         "expected_tool_calls": len(tool_goals),
@@ -237,6 +237,21 @@ def journey_metrics(
         "journey_success": len(assigned) == len(journey.goal_details),
         "avg_response_time_ms": sum(latencies) / len(latencies) if latencies else None,
     }
+
+
+def _correct_goals(goals: Sequence[ToolCallGoal], matching: _Matching) -> set[str]:
+    """The goals some call matched, counted as IBM's framework does: in any order.
+
+    Each call counts for the first goal (in `goal_details` order) of its tool whose arguments it matches;
+    dependency order is left to journey success.
+    """
+    correct: set[str] = set()
+    for ref in matching.calls:
+        for goal in goals:
+            if goal.tool_name == ref.call.name and all(v.ok for v in matching.arguments[(goal.name, ref.number)]):
+                correct.add(goal.name)
+                break
+    return correct
 
 
 def _wrong_arguments(ref: CallRef, goals: Sequence[ToolCallGoal], matching: _Matching) -> bool:

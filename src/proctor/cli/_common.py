@@ -44,12 +44,15 @@ def guard(action: Callable[[], T]) -> T:
         fail(str(exc), exc.exit_code)
 
 
-def load_suites_or_exit(paths: Sequence[Path]) -> list[object]:
-    """Load suites with check validation; exit 2 with every problem on a bad file."""
+def load_suites_or_exit(paths: Sequence[Path], *, simulate: bool | None = None) -> list[object]:
+    """Load suites with check validation; exit 2 with every problem on a bad file.
+
+    `simulate`: `--simulate` (play watsonx datasets' stories with a simulated user); `None` when not given.
+    """
     from proctor.checks import registry
     from proctor.suite import load_suites
 
-    return list(guard(lambda: load_suites(paths or [Path(".")], registry)))
+    return list(guard(lambda: load_suites(paths or [Path(".")], registry, simulate=simulate)))
 
 
 def is_terminal() -> bool:

@@ -45,6 +45,9 @@ def list_command(
     paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
     tag: list[str] = typer.Option([], "--tag", "-t", envvar="PROCTOR_TAG", help="Only cases with this tag."),
     checks: bool = typer.Option(False, "--checks", help="List the check types instead of cases."),
+    simulate: bool = typer.Option(
+        False, "--simulate", envvar="PROCTOR_SIMULATE", help="As `proctor run --simulate` (watsonx stories)."
+    ),
 ) -> None:
     """List cases with their tags and trials, or the available check types."""
     if checks:
@@ -68,4 +71,4 @@ def list_command(
             )
         Console(soft_wrap=True).print(table)
         return
-    print_cases(load_suites_or_exit(paths or []), tag)
+    print_cases(load_suites_or_exit(paths or [], simulate=simulate or None), tag)

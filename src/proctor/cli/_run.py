@@ -175,6 +175,13 @@ def run_command(
         "or a share of the planned trials (0.1 or 10%).",
     ),
     k: int | None = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, help=K_HELP),
+    simulate: bool = typer.Option(
+        False,
+        "--simulate",
+        envvar="PROCTOR_SIMULATE",
+        help="Play each watsonx dataset's story with a simulated user (as IBM's ADK does) instead of sending "
+        "its starting sentence once; the same as `simulate: true` in a config.yaml beside the datasets.",
+    ),
 ) -> None:
     """Run suites against an agent and report what it said and did.
 
@@ -186,7 +193,7 @@ def run_command(
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
     from proctor.run import RunOptions, filter_cases, run_sync
 
-    suites: Any = load_suites_or_exit(paths or [])
+    suites: Any = load_suites_or_exit(paths or [], simulate=simulate or None)
     gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection
     cases = guard(lambda: filter_cases(suites, case, tag))
     if list_only:

@@ -25,6 +25,8 @@ from typing import Any
 import typer
 
 from proctor.cli._common import fail, guard, is_terminal
+from proctor.cli._score_watsonx import score_watsonx
+from proctor.recorded._watsonx import is_messages_file
 
 __all__ = ["score_command"]
 
@@ -222,7 +224,8 @@ def score_command(
         None,
         "--scorers",
         envvar="PROCTOR_SCORERS",
-        help="Comma-separated scorers (default: every scorer the first record has the fields for).",
+        help="Comma-separated scorers (default: every scorer some record has the fields for; a record "
+        "without a scorer's input gets it skipped).",
     ),
     judge: str | None = typer.Option(
         None, "--judge", envvar="PROCTOR_JUDGE_MODEL", help="Judge model, provider/model (e.g. openai/gpt-4.1-mini)."
@@ -277,8 +280,21 @@ def score_command(
         None, "--summary", envvar="PROCTOR_SCORE_SUMMARY", help="Also write the aggregates (every group) as JSON."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+    dataset: Path | None = typer.Option(
+        None,
+        "--dataset",
+        envvar="PROCTOR_SCORE_DATASET",
+        help="For IBM watsonx recorded runs (*.messages.json, or a folder of them): the dataset JSON, or a "
+        "folder holding <name>.json for each run.",
+    ),
 ) -> None:
-    """Score recorded agent runs (AgentData rows) with the agent scorers, streaming."""
+    """Score recorded agent runs (AgentData rows, or IBM watsonx *.messages.json runs) offline."""
+    if data.is_dir() or is_messages_file(data) or dataset is not None:
+        if not data.exists():
+            fail(f"{data}: no such file or folder")
+        raise typer.Exit(
+            score_watsonx(data, dataset, _judge_model(judge, concurrency, no_cache, cache_dir), output, quiet)
+        )
     if not data.is_file():
         fail(f"{data}: no such file")
     names = [n for n in scorers.split(",") if n.strip()] if scorers else None
@@ -287,7 +303,11 @@ def score_command(
         events.update(dry_run=dry_run, output=output, cache_dir=None if no_cache else cache_dir)
         raise typer.Exit(_score_events(data, events))
     from proctor.recorded import ScoreOptions
+    from proctor.recorded._defaults import default_scorers
 
+    if names is None and not resume:  # every scorer some record can feed (resume keeps the previous set)
+        columns = _mapping(map_)
+        names = guard(lambda: default_scorers(data, input_format, columns))
     options_ = guard(
         lambda: ScoreOptions(
             scorers=names,
@@ -326,6 +346,16 @@ def score_command(
     if not quiet:
         _print_summary(summary, ledger, console)
     raise typer.Exit(_exit_code(summary))
+
+
+def _judge_model(judge: str | None, concurrency: int, no_cache: bool, cache_dir: Path | None) -> Any:
+    """The judge model `--judge` names (with the call cache unless `--no-cache`), or `None`."""
+    if judge is None:
+        return None
+    from proctor.models import ModelCache, ModelSettings, get_model
+
+    cache = None if no_cache else (ModelCache(cache_dir) if cache_dir is not None else ModelCache())
+    return guard(lambda: get_model(judge, settings=ModelSettings(concurrency=concurrency, cache=cache)))
 
 
 def _dry_run(data: Path, options: Any) -> int:

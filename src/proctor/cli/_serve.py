@@ -35,10 +35,17 @@ JUDGE_API_KEY = typer.Option(
     None, "--judge-api-key", envvar="PROCTOR_JUDGE_API_KEY", help="The judge's API key (else the provider's variable)."
 )
 JUDGES = typer.Option(
-    "relevance,faithfulness,coherence",
+    None,
     "--judges",
     envvar="PROCTOR_JUDGES",
-    help="Stage-2 judges, comma-separated: relevance, faithfulness, coherence, completeness, instruction.",
+    help="Stage-2 judges, comma-separated (default: all five, relevance, faithfulness, coherence, "
+    "completeness, instruction, as the Go Eval Agent runs them; with --judges-config, its enabled ones).",
+)
+JUDGES_CONFIG = typer.Option(
+    None,
+    "--judges-config",
+    envvar=["PROCTOR_JUDGES_CONFIG", "JUDGES_CONFIG_PATH"],
+    help="The Go Eval Agent's configs/judges.yaml: which judges run, their prompts and model parameters.",
 )
 JUDGE_TIMEOUT = typer.Option(
     30.0, "--judge-timeout", envvar="PROCTOR_JUDGE_TIMEOUT", min=0.001, help="Seconds per judge, retries included."
@@ -79,19 +86,20 @@ def judge_settings(
     judge: str | None,
     judge_base_url: str | None,
     judge_api_key: str | None,
-    judges: str,
+    judges: str | None,
     judge_timeout: float,
     judge_concurrency: int,
     early_exit_threshold: float,
     precheck_weight: float,
     judge_weight: float,
     cache_dir: Path | None,
+    judges_config: Path | None = None,
 ) -> Any:
     """Build the `ServiceSettings` the shared options describe (exits with a message when invalid)."""
-    from proctor.service import PipelineConfig, ServiceSettings
+    from proctor.service import DEFAULT_JUDGES, PipelineConfig, ServiceSettings
 
     model = judge or (f"bedrock/{os.environ['CLAUDE_MODEL_ID']}" if os.environ.get("CLAUDE_MODEL_ID") else None)
-    names = tuple(name.strip() for name in judges.split(",") if name.strip())
+    names = tuple(name.strip() for name in (judges or "").split(",") if name.strip()) or DEFAULT_JUDGES
     pipeline = guard(
         lambda: PipelineConfig(
             early_exit_threshold=early_exit_threshold,
@@ -99,6 +107,7 @@ def judge_settings(
             judge_weight=judge_weight,
             judges=names,
             judge_timeout=judge_timeout,
+            judges_config=judges_config,
         )
     )
     return ServiceSettings(pipeline, model, judge_base_url, judge_api_key, judge_concurrency, cache_dir)
@@ -152,7 +161,8 @@ def serve_command(
     judge: str | None = JUDGE,
     judge_base_url: str | None = JUDGE_BASE_URL,
     judge_api_key: str | None = JUDGE_API_KEY,
-    judges: str = JUDGES,
+    judges: str | None = JUDGES,
+    judges_config: Path | None = JUDGES_CONFIG,
     judge_timeout: float = JUDGE_TIMEOUT,
     judge_concurrency: int = JUDGE_CONCURRENCY,
     early_exit_threshold: float = EARLY_EXIT,
@@ -173,6 +183,7 @@ def serve_command(
         judge_base_url=judge_base_url,
         judge_api_key=judge_api_key,
         judges=judges,
+        judges_config=judges_config,
         judge_timeout=judge_timeout,
         judge_concurrency=judge_concurrency,
         early_exit_threshold=early_exit_threshold,

@@ -148,9 +148,9 @@ def seed_shape(scorer: str | AgentScorer, result: CheckResult) -> ScorerOutput:
     """Turn a scorer's `CheckResult` into NovaEval's return shape (see the module docstring)."""
     spec = AGENT_SCORERS[scorer] if isinstance(scorer, str) else scorer
     details = result.details
+    if details.get("error") == "Missing required fields":  # skipped in Proctor's results; NovaEval's dict here
+        return {key: details[key] for key in ("error", "required_fields", "missing_fields")}
     if result.status == "error":
-        if details.get("error") == "Missing required fields":
-            return {key: details[key] for key in ("error", "required_fields", "missing_fields")}
         failure: dict[str, Any] = {"error": "Judge call failed", "reason": result.reason}
         if spec.scale is None:
             failure["error"] = "Cannot compare"

@@ -147,7 +147,7 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
         trial=work.number,
         model=plan.model,
         timeout=case.timeout,
-        variables={"seed": trial_seed(options.seed, key, work.number)},
+        variables={"seed": trial_seed(options.seed, key, work.number), **plan.variables[key]},
     )
     states = resources.states if key in plan.state_keys else None
     target, judge = resources.targets[key], resources.judges[key]

@@ -25,6 +25,7 @@ from proctor.run.options import RunOptions
 from proctor.run.trial import case_key
 from proctor.suite import Case, Suite
 from proctor.suite._simulate import unsupported_seeds
+from proctor.targets._runtime import trial_variables
 
 __all__ = [
     "Plan",
@@ -75,6 +76,8 @@ class Plan:
     """Whether this continues a previous run."""
     state_keys: set[str] = field(default_factory=set)
     """The cases whose trials need a graph."""
+    variables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Session variables each case's data asks for (watsonx `runtime_context`, `file_upload`), by case key."""
 
 
 def filter_cases(suites: Sequence[Suite], names: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Case]:
@@ -141,7 +144,15 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
         results_dir=results_dir,
         resumed=resume_path is not None,
         state_keys={case_key(c) for c in planned if needs_state(c)},
+        variables={case_key(c): _case_variables(c) for c in planned},
     )
+
+
+def _case_variables(case: Case) -> dict[str, Any]:
+    try:
+        return trial_variables(case)
+    except OSError as exc:
+        raise ConfigError(f"case {case.name!r} ({case.file}): cannot read its file to upload: {exc}") from None
 
 
 def needs_state(case: Case) -> bool:

@@ -19,30 +19,41 @@ confidence: a verdict on heuristics alone would pretend a judgement nobody made.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from proctor.checks import Checklist, CheckResult, PhaseContext, check_transcript, check_transcript_now
+import anyio
+
+from proctor.checks import Checklist, CheckResult, CheckStatus, PhaseContext, check_transcript, check_transcript_now
 from proctor.checks._judges import POINTWISE_JUDGES
 from proctor.checks._judging import Judge
 from proctor.checks._prechecks import PRECHECKS
-from proctor.errors import ConfigError
-from proctor.models import ModelCache, ModelSettings, get_model
+from proctor.errors import ConfigError, ModelError
+from proctor.models import GenerateConfig, ModelCache, ModelSettings, get_model
 from proctor.scoring import blend_confidence, early_exit, mean_score, verdict_band
+from proctor.service._judges_config import ConfiguredJudge, JudgeReplyError, load_judges_config
 from proctor.service._models import EvaluationRequest, EvaluationResult, Stage, StageError, Verdict
 from proctor.suite import AssertionSpec
 from proctor.transcript import Message
+
+if TYPE_CHECKING:
+    from proctor.models import Model
 
 __all__ = ["DEFAULT_JUDGES", "JUDGES", "Pipeline", "PipelineConfig", "ServiceSettings", "StageOne", "build_pipeline"]
 
 JUDGES = tuple(POINTWISE_JUDGES)
 """Every judge the pipeline can run: relevance, faithfulness, coherence, completeness, instruction."""
-DEFAULT_JUDGES = ("relevance", "faithfulness", "coherence")
-"""The judges run unless configured otherwise (the Go Eval Agent's documented three)."""
+DEFAULT_JUDGES = JUDGES
+"""The judges run unless configured otherwise: all five, as the Go Eval Agent runs them with its own
+`configs/judges.yaml` (every evaluator enabled: "8 stages (3 prechecks + 5 judges)")."""
+CONFIGURED_PASS = 0.7
+"""A configured judge's check status (`passed` at or above): the service's verdict uses its score only."""
 NO_JUDGE = (
     "no judge model configured: start with --judge provider/model (or set PROCTOR_JUDGE_MODEL, "
     "or CLAUDE_MODEL_ID for a Bedrock Claude model)"
@@ -63,8 +74,26 @@ class PipelineConfig:
     """The judges of stage 2, by name (`JUDGES`)."""
     judge_timeout: float = 30.0
     """Seconds one judge may take, retries included; past it the judge is an error, not a score."""
+    judges_config: Path | None = None
+    """The Go Eval Agent's `judges.yaml` (`JUDGES_CONFIG_PATH`): its enabled evaluators, with their
+    prompts and model parameters, are the judges (unless `judges` names some of them)."""
+    configured: tuple[ConfiguredJudge, ...] = field(default=(), compare=False)
+    """The judges read from `judges_config` (filled in when the config is built)."""
 
     def __post_init__(self) -> None:
+        if self.judges_config is not None:
+            configured = load_judges_config(Path(self.judges_config))
+            object.__setattr__(self, "configured", configured)
+            if self.judges == DEFAULT_JUDGES:
+                object.__setattr__(self, "judges", tuple(judge.name for judge in configured))
+        self._validate()
+
+    @property
+    def known_judges(self) -> tuple[str, ...]:
+        """The judges this configuration can run: the built-in five and the configured ones."""
+        return tuple(dict.fromkeys((*JUDGES, *(judge.name for judge in self.configured))))
+
+    def _validate(self) -> None:
         if not 0 <= self.early_exit_threshold <= 1:
             raise ConfigError(f"early exit threshold must be in 0..1, got {self.early_exit_threshold}")
         for label, weight in (("precheck", self.precheck_weight), ("judge", self.judge_weight)):
@@ -74,11 +103,12 @@ class PipelineConfig:
             raise ConfigError(
                 f"precheck weight ({self.precheck_weight}) and judge weight ({self.judge_weight}) must add up to 1"
             )
+        known = self.known_judges
         if not self.judges:
-            raise ConfigError(f"at least one judge is needed; judges: {', '.join(JUDGES)}")
-        unknown = [name for name in self.judges if name not in JUDGES]
+            raise ConfigError(f"at least one judge is needed; judges: {', '.join(known)}")
+        unknown = [name for name in self.judges if name not in known]
         if unknown:
-            raise ConfigError(f"unknown judge {unknown[0]!r}; judges: {', '.join(JUDGES)}")
+            raise ConfigError(f"unknown judge {unknown[0]!r}; judges: {', '.join(known)}")
         if len(set(self.judges)) != len(self.judges):
             raise ConfigError(f"a judge is named twice in {', '.join(self.judges)}")
         if not self.judge_timeout > 0:
@@ -112,6 +142,7 @@ class ServiceSettings:
                 "judge_weight": pipeline.judge_weight,
                 "judges": list(pipeline.judges),
                 "judge_timeout": pipeline.judge_timeout,
+                "judges_config": None if pipeline.judges_config is None else str(pipeline.judges_config),
             },
             "judge_model": self.judge_model,
             "judge_base_url": self.judge_base_url,
@@ -126,7 +157,8 @@ class ServiceSettings:
 
         For commands that build a pipeline without the service's own options (e.g. `proctor score`):
         `PROCTOR_JUDGE_MODEL` (else `CLAUDE_MODEL_ID` as `bedrock/<id>`), `PROCTOR_JUDGE_BASE_URL`,
-        `PROCTOR_JUDGE_API_KEY`, `PROCTOR_JUDGES`, `PROCTOR_JUDGE_TIMEOUT`, `PROCTOR_JUDGE_CONCURRENCY`,
+        `PROCTOR_JUDGE_API_KEY`, `PROCTOR_JUDGES`, `PROCTOR_JUDGES_CONFIG` (`JUDGES_CONFIG_PATH`),
+        `PROCTOR_JUDGE_TIMEOUT`, `PROCTOR_JUDGE_CONCURRENCY`,
         `PROCTOR_EARLY_EXIT_THRESHOLD` (`EARLY_EXIT_THRESHOLD`), `PROCTOR_PRECHECK_WEIGHT`
         (`PRECHECK_WEIGHT`), `PROCTOR_JUDGE_WEIGHT` (`LLM_JUDGE_WEIGHT`).
 
@@ -153,12 +185,14 @@ class ServiceSettings:
                 raise ConfigError(f"{next(n for n in names if env.get(n))}={raw!r} is not a number") from None
 
         judges = first("PROCTOR_JUDGES")
+        judges_config = first("PROCTOR_JUDGES_CONFIG", "JUDGES_CONFIG_PATH")
         pipeline = PipelineConfig(
             early_exit_threshold=number(0.2, "PROCTOR_EARLY_EXIT_THRESHOLD", "EARLY_EXIT_THRESHOLD"),
             precheck_weight=number(0.3, "PROCTOR_PRECHECK_WEIGHT", "PRECHECK_WEIGHT"),
             judge_weight=number(0.7, "PROCTOR_JUDGE_WEIGHT", "LLM_JUDGE_WEIGHT"),
             judges=tuple(j.strip() for j in judges.split(",") if j.strip()) if judges else DEFAULT_JUDGES,
             judge_timeout=number(30.0, "PROCTOR_JUDGE_TIMEOUT"),
+            judges_config=Path(judges_config) if judges_config else None,
         )
         claude = first("CLAUDE_MODEL_ID")
         values: dict[str, Any] = {
@@ -176,6 +210,8 @@ class ServiceSettings:
         """Rebuild settings from `to_json`'s form."""
         pipeline = dict(data["pipeline"])
         pipeline["judges"] = tuple(pipeline["judges"])
+        if pipeline.get("judges_config") is not None:
+            pipeline["judges_config"] = Path(pipeline["judges_config"])
         cache_dir = data.get("cache_dir")
         return cls(
             PipelineConfig(**pipeline),
@@ -209,10 +245,15 @@ class Pipeline:
         judge: The judge model with its prompts; `None` when no judge model is configured.
     """
 
-    def __init__(self, config: PipelineConfig | None = None, judge: Judge | None = None) -> None:
+    def __init__(
+        self, config: PipelineConfig | None = None, judge: Judge | None = None, judge_once: Model | None = None
+    ) -> None:
         self.config = config or PipelineConfig()
         self.judge = judge
+        self.judge_once = judge_once
+        """The judge model without retries, for configured judges with `retry: false`."""
         self._prechecks = _precheck_specs()
+        self._configured = {judge.name: judge for judge in self.config.configured}
 
     @property
     def judge_model(self) -> str | None:
@@ -285,45 +326,90 @@ class Pipeline:
         verdict: Verdict = "pass" if stage.score > threshold else "fail"
         return EvaluationResult(id=request.event_id, stages=stages, confidence=_round(stage.score), verdict=verdict)
 
-    @staticmethod
-    def resolve_judge(name: str) -> str:
+    def resolve_judge(self, name: str) -> str:
         """The judge called `name` (with or without the `-judge` suffix).
 
         Raises:
             KeyError: Unknown name; the message lists the judges.
         """
         base = name.removesuffix("-judge")
-        if base not in JUDGES:
-            raise KeyError(f"unknown judge {name!r}; judges: {', '.join(JUDGES)}")
+        if base not in self.config.known_judges:
+            raise KeyError(f"unknown judge {name!r}; judges: {', '.join(self.config.known_judges)}")
         return base
 
     async def _run_judges(
         self, request: EvaluationRequest, transcript: list[Message], names: Sequence[str]
     ) -> list[CheckResult]:
-        """The named judges' results (a judge that cannot run is `skipped` or `error`, never a score)."""
-        specs = tuple(self._judge_spec(request, name) for name in names)
+        """The named judges' results, in order (a judge that cannot run is `skipped` or `error`, never a score).
+
+        Built-in judges go through the check phase; judges of a judges file (`--judges-config`) have
+        their own prompt and reply format and are called directly, within the same time limit.
+        """
+        builtin = [name for name in names if name not in self._configured or self.judge is None]
+        specs = tuple(self._judge_spec(request, name) for name in builtin)
         phase = PhaseContext(self.judge, judge_timeout=self.config.judge_timeout)
-        results = await check_transcript(Checklist(request.event_id, (specs,)), transcript, phase)
-        for name, spec, result in zip(names, specs, results, strict=True):
-            if self.judge is None:
-                result.reason = NO_JUDGE
-            elif spec.value is None and POINTWISE_JUDGES[name][1]:
-                result.reason = (
-                    f"{name} needs the interaction's context to check the answer against; this event has none"
-                )
-            elif result.status == "error" and result.reason.startswith("check could not run: no result within"):
-                result.reason = f"judge timed out after {self.config.judge_timeout:g} s"
-        return results
+        configured: dict[str, CheckResult] = {}
+
+        async def one(name: str) -> None:
+            configured[name] = await self._configured_judge(request, self._configured[name])
+
+        async with anyio.create_task_group() as group:
+            for name in names:
+                if name not in builtin:
+                    group.start_soon(one, name)
+            phase_results = await check_transcript(Checklist(request.event_id, (specs,)), transcript, phase)
+        for name, spec, result in zip(builtin, specs, phase_results, strict=True):
+            self._explain(name, spec, result)
+        by_name = dict(zip(builtin, phase_results, strict=True)) | configured
+        return [by_name[name] for name in names]
+
+    def _explain(self, name: str, spec: AssertionSpec, result: CheckResult) -> None:
+        """Reasons in the service's words: no judge, no context, a timeout."""
+        if self.judge is None:
+            result.reason = NO_JUDGE
+        elif spec.value is None and POINTWISE_JUDGES[name][1]:
+            result.reason = f"{name} needs the interaction's context to check the answer against; this event has none"
+        elif result.status == "error" and result.reason.startswith("check could not run: no result within"):
+            result.reason = f"judge timed out after {self.config.judge_timeout:g} s"
 
     def _judge_spec(self, request: EvaluationRequest, name: str) -> AssertionSpec:
         if POINTWISE_JUDGES[name][1] and request.interaction.context.strip():  # needs the context
             return AssertionSpec(type=name, name=f"{name}-judge", value=request.interaction.context)
         return AssertionSpec(type=name, name=f"{name}-judge")
 
+    async def _configured_judge(self, request: EvaluationRequest, judge: ConfiguredJudge) -> CheckResult:
+        """Run a judge of the judges file: its prompt, its model parameters, its reply format."""
+        assert self.judge is not None
+        stage = f"{judge.name}-judge"
+        interaction = request.interaction
+        if judge.requires_context and not interaction.context.strip():
+            reason = f"{judge.name} requires the interaction's context (requires_context); this event has none"
+            return CheckResult(stage, judge.name, "skipped", None, reason=reason)
+        prompt = judge.render(interaction.user_query, interaction.answer, interaction.context, request.event_id)
+        model = self.judge.model if judge.retry or self.judge_once is None else self.judge_once
+        config = GenerateConfig(temperature=judge.temperature, max_tokens=judge.max_tokens)
+        started = time.perf_counter_ns()
+        timeout = self.config.judge_timeout
+        try:
+            with anyio.fail_after(timeout):
+                response = await model.generate([{"role": "user", "content": prompt}], config, role="judge")
+            score, reason = judge.parse(response.text)
+        except TimeoutError:
+            result = CheckResult(stage, judge.name, "error", None, reason=f"judge timed out after {timeout:g} s")
+        except (ModelError, JudgeReplyError) as exc:
+            result = CheckResult(stage, judge.name, "error", None, reason=str(exc))
+        else:
+            status: CheckStatus = "passed" if score >= CONFIGURED_PASS else "failed"
+            result = CheckResult(stage, judge.name, status, score, reason=reason, details={"judge_reason": reason})
+        result.duration_ns = time.perf_counter_ns() - started
+        return result
+
     async def aclose(self) -> None:
         """Close the judge model's connections."""
         if self.judge is not None:
             await self.judge.model.aclose()
+        if self.judge_once is not None:
+            await self.judge_once.aclose()
 
 
 def _stages(results: Sequence[CheckResult]) -> tuple[list[Stage], list[StageError]]:
@@ -363,4 +449,8 @@ def build_pipeline(settings: ServiceSettings) -> Pipeline:
         concurrency=settings.judge_concurrency,
         cache=None if settings.cache_dir is None else ModelCache(settings.cache_dir),
     )
-    return Pipeline(settings.pipeline, Judge(get_model(settings.judge_model, settings=model_settings)))
+    judge = Judge(get_model(settings.judge_model, settings=model_settings))
+    once = None
+    if any(not j.retry and j.name in settings.pipeline.judges for j in settings.pipeline.configured):
+        once = get_model(settings.judge_model, settings=dataclasses.replace(model_settings, max_retries=0))
+    return Pipeline(settings.pipeline, judge, once)

@@ -100,7 +100,7 @@ class TextGoal(_Strict):
     response: str = ""
     """The expected answer."""
     keywords: list[str] = Field(default_factory=list)
-    """Words the answer must contain (case-insensitive)."""
+    """Words the answer must contain, compared in normalised forms (case, spacing, dates in any spelling)."""
 
     @model_validator(mode="after")
     def _something_to_match(self) -> TextGoal:

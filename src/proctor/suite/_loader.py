@@ -30,7 +30,8 @@ from proctor.suite.formats.embabel import (
     location_mover,
     recall_problems,
 )
-from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
+from proctor.suite.formats.goeval import is_judges_file, judges_file_message
+from proctor.suite.formats.watsonx import adk_config_kind, adk_test_paths, load_watsonx_file, select_suite_files
 
 __all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
 
@@ -69,10 +70,19 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
                 and not SKIPPED_DIRS.intersection(part for part in p.relative_to(path).parts[:-1])
             )
             files = select_suite_files(files)  # JSON only when a watsonx dataset; not a watsonx config
+            files = [p for p in files if p.suffix == ".json" or not is_judges_file(p)]  # Go judges.yaml
             if not files:
                 message = "no *.yaml or *.yml suite files (or watsonx *.json datasets) found"
                 issues.append(SuiteIssue(str(path), None, None, "", message))
             found.extend(files)
+        elif path.is_file() and path.suffix != ".json" and adk_config_kind(path) is not None:
+            # an ADK configuration or environment manager names its datasets: run those
+            tests = adk_test_paths(path)
+            if not tests:
+                issues.append(SuiteIssue(str(path), 1, 1, "test_paths", "an ADK configuration with no test_paths"))
+            more, problems = _discover(tests)
+            found.extend(more)
+            issues.extend(problems)
         elif path.is_file():
             found.append(path)
         else:
@@ -80,12 +90,16 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
     return list(dict.fromkeys(found)), issues
 
 
-def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None) -> list[Suite]:
+def load_suites(
+    paths: Iterable[str | Path], checks: CheckCatalog | None = None, *, simulate: bool | None = None
+) -> list[Suite]:
     """Load every suite under `paths`, collecting the problems of all files before raising.
 
     Args:
-        paths: Suite files and directories.
+        paths: Suite files and directories (an ADK configuration stands for its `test_paths`).
         checks: Validates assertion types and values; without it any `type` is accepted.
+        simulate: For watsonx datasets: play each story with a simulated user (`True`, the CLI's
+            `--simulate`), or not; `None` leaves it to the `simulate:` of a `config.yaml` beside them.
 
     Raises:
         SuiteError: With every problem of every file.
@@ -94,7 +108,7 @@ def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None)
     files, issues = _discover(paths)
     for path in files:
         try:
-            suites.append(load_suite_file(path, checks))
+            suites.append(load_suite_file(path, checks, simulate=simulate))
         except SuiteError as exc:
             issues.extend(exc.issues)
     if issues:
@@ -102,8 +116,8 @@ def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None)
     return suites
 
 
-def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Suite:
-    """Load and validate one suite file.
+def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, simulate: bool | None = None) -> Suite:
+    """Load and validate one suite file (`simulate`: as `load_suites` says, for watsonx datasets).
 
     Raises:
         SuiteError: With every problem found in the file.
@@ -115,7 +129,9 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
     if path.suffix == ".json":
-        return load_watsonx_file(path, text, checks)
+        return load_watsonx_file(path, text, checks, simulate=simulate)
+    if is_judges_file(path):
+        raise SuiteError([SuiteIssue(name, 1, 1, "judges", judges_file_message())])
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
         fast = fast_load(text)
         source = "embabel" if is_embabel_job(fast) else None

@@ -22,6 +22,7 @@ from proctor.targets._http_client import (
     send_with_retries,
 )
 from proctor.targets._replies import parse_tool_calls, parse_usage
+from proctor.targets._runtime import file_content_part
 from proctor.transcript import AgentReply
 
 __all__ = ["OpenAISession", "OpenAITarget"]
@@ -37,7 +38,9 @@ class OpenAITarget:
     and the assistant's reply text every turn. Tool calls in the reply are reported, but the agent is
     assumed to have executed them already, so no tool results are sent back.
 
-    The `model` field is `context.model`, else `spec.model`, else `"default"`.
+    The `model` field is `context.model`, else `spec.model`, else `"default"`. A watsonx dataset's
+    `runtime_context` goes in the body's `context` and its `file_upload` into the first user message
+    (`proctor.targets._runtime`).
     """
 
     def __init__(
@@ -122,8 +125,15 @@ class OpenAISession:
             proctor.errors.TargetError: The endpoint failed or answered in another shape.
         """
         target = self._target
-        messages = [*self.history, {"role": "user", "content": message}]
+        variables = self._context.variables
+        content: Any = message
+        upload = variables.get("file_upload")
+        if isinstance(upload, dict) and not any(m["role"] == "user" for m in self.history):
+            content = [{"type": "text", "text": message}, file_content_part(upload)]
+        messages = [*self.history, {"role": "user", "content": content}]
         body: dict[str, Any] = {"model": self._model, "messages": messages, **target.spec.params}
+        if variables.get("runtime_context") is not None:
+            body["context"] = variables["runtime_context"]  # as IBM's runtime sends it
         started = time.perf_counter()
         headers = graph_headers(self._context.variables)  # the trial's graph, when Proctor started one
         response, retries = await target._post(body, self._context.timeout, headers or None)
