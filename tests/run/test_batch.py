@@ -169,3 +169,73 @@ def test_resume_runs_only_missing_and_errored_trials(tmp_path: Path) -> None:
     assert [t["trial"] for t in resumed.data["cases"][0]["trials"]] == [1, 2, 3]
     assert resumed.data["cases"][0]["status"] == "passed"
     assert not journal.exists()
+
+
+LIMITS_SUITE = """\
+name: limits
+target: {type: openai, base_url: "AGENT"}
+trials: TRIALS
+cases:
+  - name: mostly-right
+    turns:
+      - content: "Who works here?"
+        assert:
+          - {type: contains, value: "Alice", weight: 9}
+          - {type: contains, value: "Bob", weight: 1}
+"""
+
+
+def limits_suite(tmp_path: Path, agent_url: str, trials: int = 1) -> Path:
+    text = LIMITS_SUITE.replace("AGENT", agent_url).replace("TRIALS", str(trials))
+    return write(tmp_path, "limits.yaml", text)
+
+
+def test_strict_fails_a_trial_with_a_failed_check_whatever_its_score(model_server: object, tmp_path: Path) -> None:
+    from servers.model_server import Reply
+
+    agent = model_server.script(default=Reply("Alice works here."))  # type: ignore[attr-defined]
+    suites = load_suites([limits_suite(tmp_path, agent.base_url)], registry)
+    lenient = run_sync(suites, RunOptions(write_results=False, handle_sigint=False)).data
+    strict = run_sync(suites, RunOptions(write_results=False, handle_sigint=False, strict=True)).data
+    assert lenient["cases"][0]["status"] == "passed"  # 0.9 >= 0.8
+    trial = strict["cases"][0]["trials"][0]
+    assert (trial["status"], trial["score"]) == ("failed", 0.9)
+    assert trial["warnings"][0].startswith("strict: failed because 1 check(s) failed")
+
+
+def test_max_errors_stops_the_run_and_says_why(model_server: object, tmp_path: Path) -> None:
+    from proctor.cli._console import EXIT_ERRORED, exit_code
+    from proctor.scoring import ERROR_BUDGET_EXCEEDED, parse_error_limit
+    from servers.model_server import Reply
+
+    agent = model_server.script(default=Reply("no", status=400))  # type: ignore[attr-defined]
+    suites = load_suites([limits_suite(tmp_path, agent.base_url, trials=6)], registry)
+    options = RunOptions(write_results=False, handle_sigint=False, concurrency=1, max_errors=parse_error_limit("1"))
+    data = run_sync(suites, options).data
+    assert data["status"] == "aborted" and data["reason"].startswith(ERROR_BUDGET_EXCEEDED)
+    assert data["summary"]["trials"]["run"] == 2  # the second error exceeds a limit of 1: no third trial
+    assert exit_code(data) == EXIT_ERRORED
+
+
+def test_judge_timeout_bounds_a_hung_judge(model_server: object, tmp_path: Path) -> None:
+    import time
+
+    from servers.model_server import Reply
+
+    agent = model_server.script(default=Reply("Alice works here."))  # type: ignore[attr-defined]
+    hung = model_server.script(default=Reply('{"reason": "late", "pass": true, "score": 1}', delay=30))  # type: ignore[attr-defined]
+    path = write(
+        tmp_path,
+        "judged.yaml",
+        f"name: judged\ntarget: {{type: openai, base_url: '{agent.base_url}'}}\ntrials: 1\n"
+        "turns: [{content: hi, assert: [{type: llm-rubric, value: Greets}]}]\n",
+    )
+    options = RunOptions(write_results=False, handle_sigint=False, judge="openai/judge", judge_timeout=0.2, cache=False)
+    started = time.perf_counter()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("OPENAI_BASE_URL", hung.base_url)
+        env.setenv("OPENAI_API_KEY", "k")
+        data = run_sync(load_suites([path], registry), options).data
+    check = data["cases"][0]["trials"][0]["checks"][0]
+    assert (check["status"], check["score"]) == ("error", None)
+    assert time.perf_counter() - started < 15  # 4 attempts of 0.2 s and their back-off, not 4 x 30 s

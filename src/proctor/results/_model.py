@@ -336,7 +336,8 @@ class RunResult:
                 "errored": errored,
                 **({"inconclusive": inconclusive} if inconclusive else {}),
                 **({"skipped": skipped} if skipped else {}),
-                "pass_rate": round(passed / count, 6) if count else None,
+                # skipped cases checked nothing: they are neither passes nor failures of the rate
+                "pass_rate": round(passed / (count - skipped), 6) if count > skipped else None,
                 **run_statistics(cases, self.k),
                 "trials": {
                     "planned": self.planned_trials,
@@ -389,11 +390,11 @@ def _mean(values: list[float]) -> float | None:
 def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]:
     """A run's `k`, mean `pass_at_k` and `pass_hat_k` over the cases that have them, and `pass_rate_ci`.
 
-    `pass_rate_ci` is the 95 % Wilson interval of the case pass rate (passed / cases); the trial pass
-    rate's is `trial_pass_rate_ci`, beside it in the summary.
+    `pass_rate_ci` is the 95 % Wilson interval of the case pass rate (passed / cases not skipped); the
+    trial pass rate's is `trial_pass_rate_ci`, beside it in the summary.
     """
     passed = sum(1 for case in cases if case["status"] == "passed")
-    interval = wilson_interval(passed, len(cases))
+    interval = wilson_interval(passed, sum(1 for case in cases if case["status"] != "skipped"))
     return {
         "k": k,
         "pass_at_k": _mean([c["pass_at_k"] for c in cases if c.get("pass_at_k") is not None]),
