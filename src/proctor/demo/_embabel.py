@@ -22,7 +22,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from proctor.demo._agent import Turn
-from proctor.demo._http import read_json
+from proctor.demo._graph import GraphSink
+from proctor.demo._http import RestSession, read_json
 from proctor.targets._graph import GRAPH_HEADERS
 
 if TYPE_CHECKING:
@@ -56,15 +57,12 @@ class EmbabelChat:
 
     async def open_session(self, request: Request) -> Response:
         """Create a session for `user` (the `chatbot` is recorded)."""
-        from proctor.demo._graph import GraphSink
-        from proctor.demo._server import _RestSession
-
         body = await read_json(request)
         if body is None:
             return _error("the request body must be a JSON object", 400)
         user = body.get("user")
         told = {key: request.headers[header] for key, header in GRAPH_HEADERS.items() if header in request.headers}
-        session = _RestSession(
+        session = RestSession(
             uuid.uuid4().hex, user if isinstance(user, str) else None, sink=GraphSink.from_body({**body, **told})
         )
         self.server.sessions[session.id] = session

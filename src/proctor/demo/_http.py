@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from starlette.requests import Request
 
-__all__ = ["read_json"]
+from proctor.demo._graph import GraphSink
+
+__all__ = ["RestSession", "read_json"]
 
 
 async def read_json(request: Request) -> dict[str, Any] | None:
@@ -20,3 +24,14 @@ async def read_json(request: Request) -> dict[str, Any] | None:
     except ValueError:
         return None
     return body if isinstance(body, dict) else None
+
+
+@dataclass(slots=True)
+class RestSession:
+    """One conversation of the REST and Embabel endpoints: its history and the graph it writes to."""
+
+    id: str
+    user: str | None
+    history: list[dict[str, str]] = field(default_factory=list)
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    sink: GraphSink = field(default_factory=GraphSink)

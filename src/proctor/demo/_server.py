@@ -11,7 +11,6 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -24,7 +23,7 @@ from starlette.routing import Mount, Route
 from proctor.demo._agent import AGENT_NAME, HRAgent, Reply, split_chunks
 from proctor.demo._embabel import EmbabelChat
 from proctor.demo._graph import GraphSink
-from proctor.demo._http import read_json
+from proctor.demo._http import RestSession, read_json
 from proctor.demo._lobu import LobuGateway
 
 __all__ = ["DemoServer", "create_app"]
@@ -38,15 +37,6 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status)
 
 
-@dataclass(slots=True)
-class _RestSession:
-    id: str
-    user: str | None
-    history: list[dict[str, str]] = field(default_factory=list)
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
-    sink: GraphSink = field(default_factory=GraphSink)
-
-
 class DemoServer:
     """The HTTP endpoints around one `HRAgent`.
 
@@ -58,7 +48,7 @@ class DemoServer:
     def __init__(self, agent: HRAgent | None = None, latency_ms: float = 0.0) -> None:
         self.agent = agent or HRAgent()
         self.latency_ms = latency_ms
-        self.sessions: dict[str, _RestSession] = {}
+        self.sessions: dict[str, RestSession] = {}
         self.lobu = LobuGateway(self.agent, self.delay)
 
     async def delay(self) -> None:
@@ -142,9 +132,7 @@ class DemoServer:
         if body is None:
             return _error("the request body must be a JSON object", 400)
         user = body.get("user")
-        session = _RestSession(
-            uuid.uuid4().hex, user if isinstance(user, str) else None, sink=GraphSink.from_body(body)
-        )
+        session = RestSession(uuid.uuid4().hex, user if isinstance(user, str) else None, sink=GraphSink.from_body(body))
         self.sessions[session.id] = session
         return JSONResponse({"session_id": session.id}, 201)
 
