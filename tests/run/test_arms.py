@@ -108,6 +108,9 @@ async def test_two_arms_differ_in_what_the_simulator_knows_and_stop_at_the_signo
     assert result.turns[4].content == "It is Australia/Sydney."
     assert withheld["status"] == "failed"  # 0.67 < 0.8: shown, not hidden
     assert "tone" in result.checks[-1].details and result.checks[-1].type == "transcript"
+    costs = result.to_dict()["costs"]  # every arm and every role, not the primary arm's judge alone
+    assert (costs["agent"]["calls"], costs["judge"]["calls"], costs["simulator"]["calls"]) == (6, 2, 6)
+    assert costs["simulator"]["prompt"] > 0 and costs["agent"]["prompt"] == result.usage.prompt_tokens
     data = result.to_dict()
     assert data["simulation"]["arms"]["withheld"]["composite"]["tasks"] == 0.5
 

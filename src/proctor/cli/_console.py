@@ -212,12 +212,13 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
     if summary["retries"]:
         line += f"; {summary['retries']} agent calls retried"
     costs = summary.get("costs") or {}
-    judge = costs.get("judge") or {}
-    if judge.get("calls"):
-        line += (
-            f"; judge: {judge['calls']} calls ({judge['cached_calls']} cached), "
-            f"{judge['prompt'] + judge['completion']} tokens, {_usd(judge['cost_usd'])}"
-        )
+    for role in ("judge", "simulator"):
+        used = costs.get(role) or {}
+        if used.get("calls"):
+            line += (
+                f"; {role}: {used['calls']} calls ({used['cached_calls']} cached), "
+                f"{used['prompt'] + used['completion']} tokens, {_usd(used['cost_usd'])}"
+            )
     agent_cost = (costs.get("agent") or {}).get("cost_usd")
     if agent_cost is not None:
         line += f"; agent: {_usd(agent_cost)}"

@@ -42,6 +42,8 @@ class Conversation:
     """The simulator model's tokens."""
     simulator_calls: int = 0
     """Simulator model calls made."""
+    simulator_cost_usd: float | None = None
+    """What the simulator's calls cost, when its price is known."""
     trace_ids: list[str] = field(default_factory=list)
     """Trace ids the agent returned."""
     opener: str = ""

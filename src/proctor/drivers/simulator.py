@@ -223,6 +223,8 @@ class Simulator:
             return None
         conversation.simulator_calls += 1
         conversation.simulator_usage = conversation.simulator_usage + response.usage
+        if response.cost_usd is not None:
+            conversation.simulator_cost_usd = (conversation.simulator_cost_usd or 0.0) + response.cost_usd
         return text
 
 

@@ -79,33 +79,36 @@ class TrialResult:
         return self.status == "passed"
 
     def costs(self) -> dict[str, dict[str, Any]]:
-        """Tokens and USD by role: the agent's, and the judges' (summed from the judged checks)."""
+        """Tokens and USD by role: the agent's, the judges' and, in a simulated trial, the simulator's.
+
+        A simulated trial counts every arm, not only the primary one.
+        """
+        arms = list((self.simulation or {}).get("arms", {}).values())
+        details = [c.get("details") or {} for arm in arms for c in arm.get("checks") or []] if arms else None
         judge = _zero_costs()
-        for check in self.checks:
-            call = check.details.get("judge") if check.details else None
+        for detail in details if details is not None else [c.details for c in self.checks]:
+            call = detail.get("judge") if detail else None
             if call:
-                _add_costs(
-                    judge,
-                    {
-                        "calls": call.get("calls", 1),
-                        "cached_calls": call.get("calls", 1) if call.get("cached") else 0,
-                        "prompt": call["usage"]["prompt"],
-                        "completion": call["usage"]["completion"],
-                        "cost_usd": call.get("cost_usd"),
-                    },
-                )
-        agent = _zero_costs()
-        _add_costs(
-            agent,
-            {
-                "calls": sum(1 for m in self.turns if m.role == "assistant"),
-                "cached_calls": 0,
-                "prompt": self.usage.prompt_tokens,
-                "completion": self.usage.completion_tokens,
-                "cost_usd": self.agent_cost_usd,
-            },
+                _add_costs(judge, _call_costs(call))
+        replies = (
+            sum(1 for arm in arms for m in arm.get("turns") or [] if m.get("role") == "assistant")
+            if arms
+            else sum(1 for m in self.turns if m.role == "assistant")
         )
-        return {"agent": agent, "judge": judge}
+        agent = _zero_costs()
+        usage = self.usage
+        prices = {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "cost_usd": self.agent_cost_usd}
+        _add_costs(agent, {"calls": replies, **prices})
+        if not arms:
+            return {"agent": agent, "judge": judge}
+        simulator = _zero_costs()
+        for arm in arms:
+            tokens = arm.get("simulator_usage") or {}
+            part = {"prompt": tokens.get("prompt", 0), "completion": tokens.get("completion", 0)}
+            _add_costs(
+                simulator, {**part, "calls": arm.get("simulator_calls", 0), "cost_usd": arm.get("simulator_cost_usd")}
+            )
+        return {"agent": agent, "judge": judge, "simulator": simulator}
 
     def latencies(self) -> list[float]:
         """Latency of each assistant reply, in ms."""
@@ -254,6 +257,18 @@ def failing_checks(trials: list[TrialResult]) -> list[dict[str, Any]]:
 def _skip_reason(trials: list[TrialResult]) -> str:
     """Why every trial of a skipped case was skipped (their distinct reasons)."""
     return "; ".join(dict.fromkeys(t.reason or "no reason given" for t in trials if t.status == "skipped"))
+
+
+def _call_costs(call: dict[str, Any]) -> dict[str, Any]:
+    """A judged check's `details.judge` as costs."""
+    calls = call.get("calls", 1)
+    return {
+        "calls": calls,
+        "cached_calls": calls if call.get("cached") else 0,
+        "prompt": call["usage"]["prompt"],
+        "completion": call["usage"]["completion"],
+        "cost_usd": call.get("cost_usd"),
+    }
 
 
 def _zero_costs() -> dict[str, Any]:

@@ -74,6 +74,8 @@ class ArmResult:
             "composite": self.composite.to_dict(),
             "simulator_faults": self.faults,
             "simulator_usage": conv.simulator_usage.to_dict(),
+            "simulator_calls": conv.simulator_calls,
+            "simulator_cost_usd": conv.simulator_cost_usd,
             "retries": conv.retries,
             "turns": [m.to_dict() for m in conv.messages],
             "checks": [c.to_dict() for c in self.checks],
