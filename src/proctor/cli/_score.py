@@ -25,8 +25,6 @@ from typing import Any
 import typer
 
 from proctor.cli._common import fail, guard, is_terminal
-from proctor.cli._score_watsonx import score_watsonx
-from proctor.recorded._watsonx import is_messages_file
 
 __all__ = ["score_command"]
 
@@ -289,12 +287,14 @@ def score_command(
     ),
 ) -> None:
     """Score recorded agent runs (AgentData rows, or IBM watsonx *.messages.json runs) offline."""
-    if data.is_dir() or is_messages_file(data) or dataset is not None:
+    if data.is_dir() or data.name.endswith(".messages.json") or dataset is not None:  # an ADK recorded run
         if not data.exists():
             fail(f"{data}: no such file or folder")
-        raise typer.Exit(
-            score_watsonx(data, dataset, _judge_model(judge, concurrency, no_cache, cache_dir), output, quiet)
-        )
+        # here, not at the top: the scorer pulls in the checks, and `proctor --help` must stay fast
+        from proctor.cli._score_watsonx import score_watsonx
+
+        judge_model = _judge_model(judge, concurrency, no_cache, cache_dir)
+        raise typer.Exit(score_watsonx(data, dataset, judge_model, output, quiet))
     if not data.is_file():
         fail(f"{data}: no such file")
     names = [n for n in scorers.split(",") if n.strip()] if scorers else None

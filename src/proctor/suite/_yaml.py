@@ -79,3 +79,18 @@ def fast_load(text: str) -> Any:
         DuplicateKeyError: A mapping repeats a key.
     """
     return yaml.load(text, Loader=_Core12Loader)  # a SafeLoader subclass
+
+
+_TOP_KEY = re.compile(r"^(?![\s#-])([^:#\n]+?)\s*:(?:[ \t]|$)", re.MULTILINE)
+
+
+def top_level_keys(text: str) -> set[str] | None:
+    """The keys of a block-style YAML mapping's first level, read without parsing (`None`: cannot tell).
+
+    For telling file kinds apart cheaply (a configuration file from a suite) before a full parse; a
+    flow-style document (`{...}`) or one with several documents gives `None`.
+    """
+    body = text.lstrip()
+    if body.startswith(("{", "[", "---", "%")):
+        return None
+    return {match.group(1).strip().strip("'\"") for match in _TOP_KEY.finditer(text)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from proctor.suite._yaml import fast_load
+from proctor.suite._yaml import fast_load, top_level_keys
 
 __all__ = ["is_judges_config", "is_judges_file", "judges_file_message"]
 
@@ -26,7 +26,11 @@ def is_judges_config(data: Any) -> bool:
 def is_judges_file(path: Path) -> bool:
     """Whether a YAML file is a Go judges file (unreadable YAML is not: the suite loader reports it)."""
     try:
-        return is_judges_config(fast_load(path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        keys = top_level_keys(text)
+        if keys is not None and keys != {"judges"}:
+            return False  # decided without parsing: suites can be large, this runs for every file found
+        return is_judges_config(fast_load(text))
     except Exception:  # not YAML or unreadable: left to the loader
         return False
 

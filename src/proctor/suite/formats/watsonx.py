@@ -34,7 +34,7 @@ from proctor.suite._journey import Goal, JourneySpec, MatchingSpec, goal_graph_p
 from proctor.suite._model import AssertionSpec, CheckCatalog, TurnSpec
 from proctor.suite._simulate import SimulateSpec
 from proctor.suite._suite import Case, Suite
-from proctor.suite._yaml import fast_load
+from proctor.suite._yaml import fast_load, top_level_keys
 
 __all__ = [
     "CONFIG_NAMES",
@@ -141,6 +141,8 @@ ADK_TEST_CONFIG_KEYS = frozenset(
 _ADK_MARKERS = frozenset({"auth_config", "provider_config", "llm_user_config", "wxo_lite_version", "output_dir"})
 _ENV_MANAGER_KEYS = frozenset({"agent", "tools", "knowledge", "test_paths", "clean_up", "enabled"})
 _PROCTOR_KEYS = frozenset({"cases", "turns", "target", "expect", "assert", "assertions", "simulate", "judge"})
+_SUITE_KEYS = frozenset({"name", "trials", "tasks", "evaluator", "scoring", "rubric", "setups", "seeds"})
+"""Keys of Proctor suites and Embabel jobs that no ADK file has at its top."""
 
 
 def adk_config_kind(path: Path) -> str | None:
@@ -153,7 +155,11 @@ def adk_config_kind(path: Path) -> str | None:
     `test_paths`; an environment-manager file maps environment names to `{agent, tools, test_paths, ...}`.
     """
     try:
-        data = fast_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        keys = top_level_keys(text)
+        if keys is not None and keys & (_PROCTOR_KEYS | _SUITE_KEYS):
+            return None  # a suite, decided without parsing it (this runs for every file found)
+        data = fast_load(text)
     except Exception:  # not readable YAML: the suite loader reports it
         return None
     if not isinstance(data, dict) or not data or _PROCTOR_KEYS & set(data):
