@@ -13,13 +13,26 @@ from __future__ import annotations
 
 import gc
 import json
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from proctor.cli._common import K_HELP, fail, guard, is_terminal, load_suites_or_exit
+from proctor.cli._common import fail, guard, is_terminal, load_suites_or_exit
+from proctor.cli._options import (
+    ALLOW_SKIPPED,
+    CACHE_DIR,
+    CI,
+    JUDGE,
+    JUDGE_CONCURRENCY,
+    JUDGE_RPM,
+    JUDGE_TIMEOUT,
+    NO_CACHE,
+    PRICES,
+    STRICT,
+    K,
+    judging,
+)
 from proctor.errors import ConfigError
 
 __all__ = ["check_judges_configured", "parse_max_errors", "run_command"]
@@ -77,7 +90,7 @@ def run_command(
     timeout: float | None = typer.Option(
         None, "--timeout", envvar="PROCTOR_TIMEOUT", min=0.001, help="Per-turn timeout in seconds."
     ),
-    ci: bool = typer.Option(False, "--ci", envvar="PROCTOR_CI", help="Print only the JSON summary to stdout."),
+    ci: bool = CI,
     output: Path | None = typer.Option(
         None,
         "--output",
@@ -103,36 +116,21 @@ def run_command(
     ),
     gateway: str | None = typer.Option(None, "--gateway", "-g", envvar="PROCTOR_GATEWAY", help="Lobu gateway URL."),
     agent: str | None = typer.Option(None, "--agent", "-a", envvar="PROCTOR_AGENT", help="Lobu agent id."),
-    judge: str | None = typer.Option(
-        None,
-        "--judge",
-        envvar="PROCTOR_JUDGE_MODEL",
-        help="Judge model for LLM-judged checks, provider/model (e.g. openai/gpt-4.1-mini, ollama/llama3.1).",
-    ),
+    judge: str | None = JUDGE,
     simulator: str | None = typer.Option(
         None,
         "--simulator",
         envvar="PROCTOR_SIMULATOR_MODEL",
         help="Model that plays simulated users, provider/model (default: the suite's 'simulator:', else the judge).",
     ),
-    judge_concurrency: int | None = typer.Option(
-        None, "--judge-concurrency", envvar="PROCTOR_JUDGE_CONCURRENCY", min=1, help="Judge calls in flight."
-    ),
-    judge_rpm: int | None = typer.Option(
-        None, "--judge-rpm", envvar="PROCTOR_JUDGE_RPM", min=1, help="Judge requests per minute."
-    ),
-    no_cache: bool = typer.Option(
-        False, "--no-cache", envvar="PROCTOR_NO_CACHE", help="Do not read or write the judge call cache."
-    ),
-    cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Model call cache (default .proctor/cache)."
-    ),
+    judge_concurrency: int | None = JUDGE_CONCURRENCY,
+    judge_rpm: int | None = JUDGE_RPM,
+    no_cache: bool = NO_CACHE,
+    cache_dir: Path | None = CACHE_DIR,
     budget: float | None = typer.Option(
         None, "--budget", envvar="PROCTOR_BUDGET", help="Stop starting trials past this USD spend."
     ),
-    prices: Path | None = typer.Option(
-        None, "--prices", envvar="PROCTOR_PRICES", help="JSON/YAML price table overriding the bundled one."
-    ),
+    prices: Path | None = PRICES,
     history: Path | None = typer.Option(
         None,
         "--history",
@@ -150,23 +148,9 @@ def run_command(
         False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check, and the Cypher run with timings."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
-    allow_skipped: bool = typer.Option(
-        False,
-        "--allow-skipped",
-        envvar="PROCTOR_ALLOW_SKIPPED",
-        help="With --ci: skipped cases (nothing scored, e.g. no judge model) do not fail the run (no exit 6), "
-        "and LLM-judged checks may run without a judge (they are skipped).",
-    ),
-    strict: bool = typer.Option(
-        False, "--strict", envvar="PROCTOR_STRICT", help="Any failed check fails its trial, whatever the score."
-    ),
-    judge_timeout: float | None = typer.Option(
-        None,
-        "--judge-timeout",
-        envvar="PROCTOR_JUDGE_TIMEOUT",
-        min=0.001,
-        help="Seconds one judge call attempt may take (default 60; each retry gets the same again).",
-    ),
+    allow_skipped: bool = ALLOW_SKIPPED,
+    strict: bool = STRICT,
+    judge_timeout: float | None = JUDGE_TIMEOUT,
     max_errors: str | None = typer.Option(
         None,
         "--max-errors",
@@ -174,7 +158,7 @@ def run_command(
         help="Stop the run and exit 5 once more trials errored than this: a count (0 stops at the first) "
         "or a share of the planned trials (0.1 or 10%).",
     ),
-    k: int | None = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, help=K_HELP),
+    k: int | None = K,
     simulate: bool = typer.Option(
         False,
         "--simulate",
@@ -205,7 +189,11 @@ def run_command(
         fail("no case matches the given --case/--tag filters")
     if ci and not allow_skipped:
         check_judges_configured(cases, judge)
-    verdict_options = _verdict_options(strict, judge_timeout, max_errors)
+    limit = parse_max_errors(max_errors) if max_errors is not None else None
+    shared = judging(
+        judge=judge, judge_concurrency=judge_concurrency, judge_rpm=judge_rpm, judge_timeout=judge_timeout,
+        no_cache=no_cache, cache_dir=cache_dir, prices=prices, strict=strict, k=k,
+    )  # fmt: skip
     first = (paths or [Path(".")])[0]
     default_dir = (first if first.is_dir() else first.parent) / ".results"
     options = guard(
@@ -219,18 +207,12 @@ def run_command(
             seed=seed,
             results_dir=results_dir or (None if resume else default_dir),
             resume=Path(resume) if resume else None,
-            judge=judge,
             simulator=simulator,
-            judge_concurrency=judge_concurrency,
-            judge_rpm=judge_rpm,
-            cache=not no_cache,
-            cache_dir=cache_dir,
             budget=budget,
-            prices=prices,
+            max_errors=limit,
             history=_history_path(history),
-            k=k,
-            **verdict_options,
             state=_graph(graph),
+            **shared,
         )
     )
     if options.resume is not None and options.results_dir is None and not options.resume.exists():
@@ -288,28 +270,6 @@ def parse_max_errors(value: str) -> Any:
         return parse_error_limit(value)
     except ValueError as exc:
         fail(f"--max-errors: {exc}")
-
-
-def _verdict_options(strict: bool, judge_timeout: float | None, max_errors: str | None) -> dict[str, Any]:
-    """The `RunOptions` fields `--strict`, `--judge-timeout` and `--max-errors` set (only those given).
-
-    A runner without such a field cannot honour the flag: that is a usage error, never a silently ignored
-    option.
-    """
-    from proctor.run import RunOptions
-
-    given: dict[str, Any] = {}
-    if strict:
-        given["strict"] = True
-    if judge_timeout is not None:
-        given["judge_timeout"] = judge_timeout
-    if max_errors is not None:
-        given["max_errors"] = parse_max_errors(max_errors)
-    known = {f.name for f in fields(RunOptions)}
-    for name in given:
-        if name not in known:
-            fail(f"--{name.replace('_', '-')} is not supported by this runner (RunOptions has no {name!r} field)")
-    return given
 
 
 def _graph(value: str | None) -> Any:
