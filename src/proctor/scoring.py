@@ -26,9 +26,9 @@ else `fail`. Checks that could not run are left out of both means, never average
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from proctor.checks import CheckResult
 
@@ -39,6 +39,7 @@ __all__ = [
     "ErrorBudget",
     "ErrorLimit",
     "PassStatistics",
+    "RunningStat",
     "TrialScore",
     "VerdictBand",
     "arm_status",
@@ -301,6 +302,49 @@ class ErrorBudget:
             f"{ERROR_BUDGET_EXCEEDED}: {self.errors} of {self.finished} finished trials errored, "
             f"more than --max-errors {self.limit} allows ({self.allowed} of {self.planned} planned)"
         )
+
+
+@dataclass(slots=True)
+class RunningStat:
+    """Running totals of one check over many rows (`proctor score`: per scorer, overall or within a group)."""
+
+    count: int = 0
+    """Rows scored (passed or failed)."""
+    total: float = 0.0
+    """Sum of the scores."""
+    raw_total: float = 0.0
+    """Sum of the raw scores (a scorer's own scale), the score where there is none."""
+    passed: int = 0
+    """Rows that passed."""
+    errors: int = 0
+    """Rows where the scorer could not score (missing fields, judge failure)."""
+    skipped: int = 0
+    """Rows not scored (no judge, agent not exited)."""
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        """Count one row's result for this scorer."""
+        status = entry.get("status")
+        if status == "error":
+            self.errors += 1
+        elif status == "skipped" or entry.get("score") is None:
+            self.skipped += 1
+        else:
+            self.count += 1
+            self.total += float(entry["score"])
+            raw = entry.get("raw_score")
+            self.raw_total += float(raw if raw is not None else entry["score"])
+            self.passed += status == "passed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's form: means over scored rows (`None` when none was scored)."""
+        return {
+            "mean": round(self.total / self.count, 6) if self.count else None,
+            "raw_mean": round(self.raw_total / self.count, 6) if self.count else None,
+            "count": self.count,
+            "passed": self.passed,
+            "errors": self.errors,
+            "skipped": self.skipped,
+        }
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -30,13 +30,13 @@ from proctor.recorded._dataset import OnError
 from proctor.recorded._output import ID_FIELDS, ScoreWriter, read_scored, row_complete
 from proctor.recorded._readers import DatasetError, Record, RecordReader, RowError
 from proctor.run.execute import execute
+from proctor.scoring import RunningStat
 
 __all__ = [
     "Aggregates",
     "ScoreObserver",
     "ScoreOptions",
     "ScoreSummary",
-    "Stat",
     "plan_file",
     "resolve_scorers",
     "score_file",
@@ -77,53 +77,13 @@ class ScoreOptions:
             raise DatasetError("resuming needs the output file of the interrupted run")
 
 
-@dataclass(slots=True)
-class Stat:
-    """Running totals for one scorer (overall or within a group)."""
-
-    count: int = 0
-    """Rows scored (passed or failed)."""
-    total: float = 0.0
-    raw_total: float = 0.0
-    passed: int = 0
-    errors: int = 0
-    """Rows where the scorer could not score (missing fields, judge failure)."""
-    skipped: int = 0
-    """Rows not scored (no judge, agent not exited)."""
-
-    def add(self, entry: Mapping[str, Any]) -> None:
-        """Count one row's result for this scorer."""
-        status = entry.get("status")
-        if status == "error":
-            self.errors += 1
-        elif status == "skipped" or entry.get("score") is None:
-            self.skipped += 1
-        else:
-            self.count += 1
-            self.total += float(entry["score"])
-            raw = entry.get("raw_score")
-            self.raw_total += float(raw if raw is not None else entry["score"])
-            self.passed += status == "passed"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary's form: means over scored rows (`None` when none was scored)."""
-        return {
-            "mean": round(self.total / self.count, 6) if self.count else None,
-            "raw_mean": round(self.raw_total / self.count, 6) if self.count else None,
-            "count": self.count,
-            "passed": self.passed,
-            "errors": self.errors,
-            "skipped": self.skipped,
-        }
-
-
 class Aggregates:
     """Per-scorer statistics, overall and by agent, task and user."""
 
     def __init__(self, scorers: Sequence[str]) -> None:
         self.scorers = list(scorers)
-        self.overall = {name: Stat() for name in self.scorers}
-        self.groups: dict[str, dict[str, dict[str, Stat]]] = {group: {} for group in GROUPS}
+        self.overall = {name: RunningStat() for name in self.scorers}
+        self.groups: dict[str, dict[str, dict[str, RunningStat]]] = {group: {} for group in GROUPS}
         self.rows = 0
         self.bad_rows = 0
 
@@ -140,7 +100,7 @@ class Aggregates:
             if value is not None:
                 stats = self.groups[group].get(value)
                 if stats is None:
-                    stats = self.groups[group][value] = {name: Stat() for name in self.scorers}
+                    stats = self.groups[group][value] = {name: RunningStat() for name in self.scorers}
                 targets.append(stats)
         for name in self.scorers:
             entry = scores.get(name)
