@@ -8,6 +8,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property-based tests run with a bounded budget everywhere (CI included): 200 examples, 2 s each at most.
+# `--hypothesis-profile=thorough` runs 5,000 examples (for a longer fuzz session; not in the gate).
+settings.register_profile(
+    "proctor", max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile("thorough", parent=settings.get_profile("proctor"), max_examples=5000, deadline=None)
+settings.load_profile("proctor")
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

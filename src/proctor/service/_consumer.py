@@ -358,9 +358,7 @@ class Consumer:
 
     # processing
 
-    def _dispatch(
-        self, entry_id: bytes, fields: dict[bytes, bytes] | None, deliveries: int, failures: int = 0
-    ) -> None:
+    def _dispatch(self, entry_id: bytes, fields: dict[bytes, bytes] | None, deliveries: int, failures: int = 0) -> None:
         """Take one entry: dead-letter it, finish it on the spot (early exit), or start its judges."""
         self.stats.read += 1
         self._busy += 1

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import os
+import reprlib
+import stat
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -15,6 +18,7 @@ from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import YAMLError as RuamelError
 
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
@@ -22,7 +26,7 @@ from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringS
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
-from proctor.suite._yaml import DuplicateKeyError, fast_load
+from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan
 from proctor.suite.formats.embabel import embabel_to_suite, is_embabel_job, moved_location
 from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
 
@@ -32,6 +36,9 @@ SUITE_SUFFIXES = (".yaml", ".yml")
 SKIPPED_DIRS = frozenset({".results", ".git", ".venv", "node_modules", "__pycache__", ".proctor"})
 
 Loc = tuple[str | int, ...]
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
 
 
 def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -91,6 +98,10 @@ def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None)
             suites.append(load_suite_file(path, checks))
         except SuiteError as exc:
             issues.extend(exc.issues)
+        except (RecursionError, MemoryError, ValueError, TypeError, KeyError) as exc:
+            # A backstop: a file no reader path foresaw is reported, and never stops the other files.
+            message = f"cannot load this file: {type(exc).__name__}: {str(exc)[:200]}"
+            issues.append(SuiteIssue(str(path), None, None, "", message))
     if issues:
         raise SuiteError(issues)
     return suites
@@ -104,27 +115,35 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     """
     path = Path(path)
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
+    text = _read_text(path)
     if path.suffix == ".json":
         return load_watsonx_file(path, text, checks)
+    problems = prescan(text)  # what would crash or hang a reader: located, before anything is built
+    if problems and not (len(problems) == 1 and problems[0].syntax):
+        raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
+        if problems:
+            raise yaml.YAMLError("a syntax error")
         fast = fast_load(text)
         if is_embabel_job(fast):
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
             return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {})
-    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError):
+    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError):
         pass
     try:
         document = YAML(typ="rt").load(text)
+        if problems:  # libyaml found a syntax error that ruamel let pass: the scan stopped there
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = f"invalid YAML: {exc.problem or exc.context}"
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
+    except (RuamelError, ValueError, RecursionError) as exc:  # what the scan let through and ruamel refuses
+        if problems:  # libyaml's word (e.g. its own nesting limit, hit before the scan's)
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems]) from None
+        raise SuiteError([SuiteIssue(name, None, None, "", f"invalid YAML: {exc}")]) from None
     if not isinstance(document, Mapping):
         kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
         found = (
@@ -148,21 +167,63 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     return _resolve(path, spec, positions)
 
 
+MAX_SUITE_BYTES = 32 * 1024 * 1024
+"""Largest suite file read (a 5,000-case file is about 1 MB)."""
+
+
+def _read_text(path: Path) -> str:
+    """The file's text: a regular file of at most `MAX_SUITE_BYTES`, UTF-8, else a located error."""
+    name = str(path)
+    try:
+        with path.open("rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise SuiteError([SuiteIssue(name, None, None, "", "not a regular file")])
+            data = file.read(MAX_SUITE_BYTES + 1)
+    except OSError as exc:
+        raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
+    if len(data) > MAX_SUITE_BYTES:
+        message = f"larger than {MAX_SUITE_BYTES // (1024 * 1024)} MiB: not read"
+        raise SuiteError([SuiteIssue(name, None, None, "", message)])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        message = f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded ({exc.reason})"
+        raise SuiteError([SuiteIssue(name, line, column, "", message)]) from None
+
+
 def _plain(
-    node: Any, loc: Loc, positions: dict[Loc, tuple[int, int]], key_positions: dict[Loc, tuple[int, int]]
+    node: Any,
+    loc: Loc,
+    positions: dict[Loc, tuple[int, int]],
+    key_positions: dict[Loc, tuple[int, int]],
+    seen: dict[int, Any] | None = None,
 ) -> Any:
-    """Copy ruamel nodes into plain Python values, remembering where each value and key stands."""
+    """Copy ruamel nodes into plain Python values, remembering where each value and key stands.
+
+    A node met again through an alias is copied once and shared (as YAML means it), so aliases cost
+    no more than their anchor; a problem inside a repeat is located at the alias.
+    """
+    seen = {} if seen is None else seen
+    if isinstance(node, CommentedMap | CommentedSeq) and id(node) in seen:
+        return seen[id(node)]
     if isinstance(node, CommentedMap):
         out: dict[Any, Any] = {}
         for key, value in node.items():
             child = (*loc, str(key))
-            key_line, key_col = node.lc.key(key)
-            value_line, value_col = node.lc.value(key)
+            if key in node.lc.data:
+                key_line, key_col = node.lc.key(key)
+                value_line, value_col = node.lc.value(key)
+            else:  # merged in by `<<: *defaults`: located at the mapping that merges it
+                key_line, key_col = value_line, value_col = node.lc.line, node.lc.col
             key_positions[child] = (key_line + 1, key_col + 1)
             positions[child] = (value_line + 1, value_col + 1)
             out[str(key) if not isinstance(key, str | int | float | bool) else key] = _plain(
-                value, child, positions, key_positions
+                value, child, positions, key_positions, seen
             )
+        seen[id(node)] = out
         return out
     if isinstance(node, CommentedSeq):
         items = []
@@ -170,7 +231,8 @@ def _plain(
             child = (*loc, index)
             line, col = node.lc.item(index)
             positions[child] = key_positions[child] = (line + 1, col + 1)
-            items.append(_plain(value, child, positions, key_positions))
+            items.append(_plain(value, child, positions, key_positions, seen))
+        seen[id(node)] = items
         return items
     if isinstance(node, str):
         return str(node)
@@ -247,7 +309,7 @@ def _message(error: ErrorDetails) -> str:
         return f"unknown target type {error.get('ctx', {}).get('tag')!r}; expected one of {expected}"
     if kind == "union_tag_not_found":
         return "a target mapping needs a 'type' (openai, http, lobu, python, embabel)"
-    short = repr(found)
+    short = _SHORT.repr(found)  # bounded: an aliased value may be huge once expanded
     if len(short) > 60:
         short = short[:57] + "..."
     return f"{error['msg'][0].lower()}{error['msg'][1:]}; found {short}"
