@@ -117,6 +117,7 @@ class CheckRegistry:
     def __init__(self) -> None:
         self._types: dict[str, CheckType] = {}
         self._plugins_loaded = False
+        self._plugins: dict[str, str] = {}
 
     def register(self, check: CheckType) -> CheckType:
         """Add a check type.
@@ -213,6 +214,14 @@ class CheckRegistry:
             for check in loaded if isinstance(loaded, list | tuple) else [loaded]:
                 if isinstance(check, CheckType) and check.name not in self._types:
                     self.register(check)
+                    self._plugins[check.name] = f"{entry.value} (entry point {entry.name!r})"
+
+    def plugin_of(self, name: str) -> str | None:
+        """The plugin a check type comes from (its entry point), or `None` for a built-in one.
+
+        The loader asks: a suite may use a plugin's check types only when the user trusts it.
+        """
+        return self._plugins.get(name.removeprefix(NEGATION_PREFIX))
 
 
 registry = CheckRegistry()

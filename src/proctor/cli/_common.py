@@ -39,12 +39,21 @@ def guard(action: Callable[[], T]) -> T:
         fail(str(exc), exc.exit_code)
 
 
-def load_suites_or_exit(paths: Sequence[Path]) -> list[object]:
-    """Load suites with check validation; exit 2 with every problem on a bad file."""
-    from proctor.checks import registry
-    from proctor.suite import load_suites
+def load_suites_or_exit(
+    paths: Sequence[Path], *, trusted: bool = False, target_from_command_line: bool = False
+) -> list[object]:
+    """Load suites with check validation and the trust policy; exit 2 with every problem on a bad file.
 
-    return list(guard(lambda: load_suites(paths or [Path(".")], registry)))
+    Args:
+        paths: Suite files and directories (default: the current directory).
+        trusted: `--trust`: the suites may name code to run (python targets, hooks, plugin checks).
+        target_from_command_line: `--target` replaces the suites' targets (their code never runs).
+    """
+    from proctor.checks import registry
+    from proctor.suite import Trust, load_suites
+
+    trust = Trust(trusted=trusted, target_from_command_line=target_from_command_line)
+    return list(guard(lambda: load_suites(paths or [Path(".")], registry, trust=trust)))
 
 
 def is_terminal() -> bool:

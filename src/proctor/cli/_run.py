@@ -131,12 +131,21 @@ def run_command(
         False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check, and the Cypher run with timings."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+    trust: bool = typer.Option(
+        False,
+        "--trust",
+        envvar="PROCTOR_TRUST",
+        help="Trust these suites: let them run the code they name (python targets and hooks, plugin checks). "
+        "Without it a suite file is data ('trusted: true' in proctor.yaml trusts a whole project).",
+    ),
 ) -> None:
     """Run suites against an agent and report what it said and did."""
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
     from proctor.runner import RunOptions, filter_cases, run_sync
 
-    suites: Any = load_suites_or_exit(paths or [])
+    suites: Any = load_suites_or_exit(
+        paths or [], trusted=trust, target_from_command_line=target is not None or gateway is not None
+    )
     gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection
     cases = guard(lambda: filter_cases(suites, case, tag))
     if list_only:

@@ -23,9 +23,11 @@ from ruamel.yaml.error import YAMLError as RuamelError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._policy import code_problems, judge_prompts
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
+from proctor.suite._trust import PROJECT_FILE, FileRefError, Trust, find_project, read_named_text
 from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan
 from proctor.suite.formats.embabel import embabel_to_suite, is_embabel_job, moved_location
 from proctor.suite.formats.watsonx import load_watsonx_file, select_suite_files
@@ -66,6 +68,7 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
                 p
                 for p in path.rglob("*")
                 if (p.suffix in SUITE_SUFFIXES or p.suffix == ".json")
+                and p.name != PROJECT_FILE  # the project config, not a suite
                 and p.is_file()
                 and not SKIPPED_DIRS.intersection(part for part in p.relative_to(path).parts[:-1])
             )
@@ -81,40 +84,78 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
     return list(dict.fromkeys(found)), issues
 
 
-def load_suites(paths: Iterable[str | Path], checks: CheckCatalog | None = None) -> list[Suite]:
+def load_suites(
+    paths: Iterable[str | Path], checks: CheckCatalog | None = None, *, trust: Trust | None = None
+) -> list[Suite]:
     """Load every suite under `paths`, collecting the problems of all files before raising.
 
     Args:
         paths: Suite files and directories.
         checks: Validates assertion types and values; without it any `type` is accepted.
+        trust: What the suites may make Proctor do (`proctor.suite.Trust`): with one, code a suite names
+            is a load error unless trusted, and the files it names must lie in its project root (the
+            nearest `proctor.yaml` above each path, else the path itself). Without one, as before.
 
     Raises:
         SuiteError: With every problem of every file.
     """
     suites: list[Suite] = []
-    files, issues = _discover(paths)
-    for path in files:
-        try:
-            suites.append(load_suite_file(path, checks))
-        except SuiteError as exc:
-            issues.extend(exc.issues)
-        except (RecursionError, MemoryError, ValueError, TypeError, KeyError) as exc:
-            # A backstop: a file no reader path foresaw is reported, and never stops the other files.
-            message = f"cannot load this file: {type(exc).__name__}: {str(exc)[:200]}"
-            issues.append(SuiteIssue(str(path), None, None, "", message))
-    if issues:
-        raise SuiteError(issues)
+    missing: list[SuiteIssue] = []  # paths that hold no suite: reported first
+    issues: list[SuiteIssue] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        files, problems = _discover([raw])
+        missing.extend(problems)
+        policy = trust
+        if trust is not None and files:
+            try:
+                project = find_project(Path(raw))
+            except FileRefError as exc:
+                issues.append(SuiteIssue(str(raw), None, None, "", str(exc)))
+                continue
+            policy = Trust(trust.trusted or project.trusted, trust.target_from_command_line, trust.root or project.root)
+        for path in files:
+            if path in seen:
+                continue
+            seen.add(path)
+            issues.extend(_load_one(path, checks, policy, suites))
+    if missing or issues:
+        raise SuiteError([*missing, *issues])
     return suites
 
 
-def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Suite:
+def _load_one(path: Path, checks: CheckCatalog | None, trust: Trust | None, suites: list[Suite]) -> list[SuiteIssue]:
+    """Load one file into `suites`; return its problems (never raise: one file never stops the others)."""
+    try:
+        suites.append(load_suite_file(path, checks, trust=trust))
+    except SuiteError as exc:
+        return list(exc.issues)
+    except (RecursionError, MemoryError, ValueError, TypeError, KeyError) as exc:
+        # A backstop: a file no reader path foresaw is reported, and never stops the other files.
+        return [SuiteIssue(str(path), None, None, "", f"cannot load this file: {type(exc).__name__}: {str(exc)[:200]}")]
+    return []
+
+
+def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, trust: Trust | None = None) -> Suite:
     """Load and validate one suite file.
+
+    Args:
+        path: The file.
+        checks: Validates assertion types and values; without it any `type` is accepted.
+        trust: As in `load_suites`; without a `root`, the nearest `proctor.yaml` above the file, else its
+            directory, is the project root.
 
     Raises:
         SuiteError: With every problem found in the file.
     """
     path = Path(path)
     name = str(path)
+    if trust is not None and trust.root is None:
+        try:
+            project = find_project(path)
+        except FileRefError as exc:
+            raise SuiteError([SuiteIssue(name, None, None, "", str(exc))]) from None
+        trust = Trust(trust.trusted or project.trusted, trust.target_from_command_line, project.root)
     text = _read_text(path)
     if path.suffix == ".json":
         return load_watsonx_file(path, text, checks)
@@ -128,7 +169,7 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
         if is_embabel_job(fast):
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
-            return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {})
+            return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {}, trust, checks)
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError):
         pass
     try:
@@ -164,7 +205,7 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None) -> Sui
     except ValidationError as exc:
         issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
         raise SuiteError(issues) from None
-    return _resolve(path, spec, positions)
+    return _resolve(path, spec, positions, trust, checks)
 
 
 MAX_SUITE_BYTES = 32 * 1024 * 1024
@@ -374,7 +415,11 @@ def _journey(expect: JourneySpec | None) -> tuple[AssertionSpec, ...]:
 
 
 def _state(
-    spec: StateSpec | None, path: Path, setups: Callable[[list[SetupSpec], Loc], list[SetupStep]]
+    spec: StateSpec | None,
+    path: Path,
+    setups: Callable[[list[SetupSpec], Loc], list[SetupStep]],
+    trust: Trust | None,
+    report: Callable[[Loc, str], None],
 ) -> StateSpec | None:
     """The file's state settings with `teardown` scripts read and `data_dir` relative to the suite."""
     if spec is None:
@@ -384,43 +429,79 @@ def _state(
         steps = setups(spec.teardown, ("state", "teardown"))
         update["teardown"] = [SetupSpec(cypher=step.statement, params=step.params) for step in steps]
     if spec.data_dir is not None:
-        update["data_dir"] = str(path.parent / spec.data_dir)
+        data_dir = path.parent / spec.data_dir
+        root = trust.root if trust is not None else None
+        if root is not None and not data_dir.resolve().is_relative_to(root.resolve()):
+            report(("state", "data_dir"), f"data_dir {spec.data_dir!r} is outside the project root {root}")
+        update["data_dir"] = str(data_dir)
     return spec.model_copy(update=update) if update else spec
 
 
-def _simulate(spec: SimulateSpec | None, path: Path) -> SimulateSpec | None:
-    """The `simulate:` block with a `prompt` file read (relative to the suite file)."""
+def _simulate(
+    spec: SimulateSpec | None, path: Path, trust: Trust | None, report: Callable[[str], None]
+) -> SimulateSpec | None:
+    """The `simulate:` block with a `prompt` file read (relative to the suite file, inside the project)."""
     if spec is None or spec.prompt is None or "\n" in spec.prompt:
         return spec
     prompt_path = path.parent / spec.prompt
-    if prompt_path.is_file():
-        return spec.model_copy(update={"prompt": prompt_path.read_text(encoding="utf-8")})
-    return spec
+    if trust is None:
+        if prompt_path.is_file():
+            return spec.model_copy(update={"prompt": prompt_path.read_text(encoding="utf-8")})
+        return spec
+    if not prompt_path.exists():
+        return spec  # the prompt text itself
+    try:
+        return spec.model_copy(update={"prompt": read_named_text(spec.prompt, path.parent, trust.root, "prompt")})
+    except FileRefError as exc:
+        report(str(exc))
+        return spec
 
 
-def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]]) -> Suite:
-    """Apply file-level defaults to each case and read rubric files."""
+def _reporter(report: Callable[[Loc, str], None], loc: Loc) -> Callable[[str], None]:
+    return lambda message: report(loc, message)
+
+
+def _resolve(
+    path: Path,
+    spec: SuiteFileSpec,
+    positions: Mapping[Loc, tuple[int, int]],
+    trust: Trust | None = None,
+    checks: CheckCatalog | None = None,
+) -> Suite:
+    """Apply file-level defaults to each case, read the files the suite names and apply the trust policy."""
     name = spec.name or path.stem
     issues: list[SuiteIssue] = []
+    root = trust.root if trust is not None else None
+
+    def report(loc: Loc, message: str) -> None:
+        line, col = _nearest(loc, positions) if positions else (None, None)
+        issues.append(SuiteIssue(str(path), line, col, _format_loc(loc), message))
 
     def rubric(value: str | None, loc: Loc) -> Rubric | None:
         if value is None:
             return None
         rubric_path = path.parent / value
         try:
-            return Rubric(rubric_path.resolve(), rubric_path.read_text(encoding="utf-8"))
-        except OSError:
-            line, col = positions.get(loc, (None, None))
-            issues.append(SuiteIssue(str(path), line, col, _format_loc(loc), f"rubric file not found: {rubric_path}"))
+            text = read_named_text(value, path.parent, root, "rubric")
+        except FileRefError as exc:
+            report(loc, f"rubric file not found: {rubric_path}" if not rubric_path.exists() else str(exc))
             return None
+        return Rubric(rubric_path.resolve(), text)
 
     def setups(specs: list[SetupSpec], loc: Loc) -> list[SetupStep]:
-        steps, problems = setup_steps(specs, path.parent, _format_loc(loc))
+        steps, problems = setup_steps(specs, path.parent, _format_loc(loc), root)
         for index, message in problems:
-            line, col = positions.get((*loc, index), (None, None))
-            issues.append(SuiteIssue(str(path), line, col, _format_loc((*loc, index)), message))
+            report((*loc, index), message)
         return steps
 
+    for loc, message in code_problems(spec, trust, checks):
+        report(loc, message)
+    prompts, problems = judge_prompts(spec, path.parent, trust)
+    for loc, message in problems:
+        report(loc, message)
+    judge = (
+        spec.judge.model_copy(update={"prompts": prompts}) if spec.judge is not None and problems == [] else spec.judge
+    )
     seeds = [*spec.seeds, *(seed for case in spec.cases or [] for seed in case.seeds)]
     problem = unsupported_seeds(spec.target, seeds)
     if problem is not None:
@@ -428,7 +509,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
         issues.append(SuiteIssue(str(path), line, col, "seeds", problem))
     file_rubric = rubric(spec.rubric, ("rubric",))
     file_setups = setups(spec.setups, ("setups",))
-    state = _state(spec.state, path, setups)
+    state = _state(spec.state, path, setups, trust, report)
     case_specs: list[tuple[CaseSpec, Loc]]
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
@@ -450,7 +531,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 description=case.description if not is_single else spec.description,
                 rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                 target=spec.target,
-                judge=spec.judge,
+                judge=judge,
                 # file-level checks apply to every case; `expect:` adds a journey check
                 assert_=(
                     *spec.assert_,
@@ -461,7 +542,7 @@ def _resolve(path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int,
                 ),
                 setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
                 state=state,
-                simulate=_simulate(case.simulate, path),
+                simulate=_simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
                 simulator=spec.simulator,
                 seeds=(*spec.seeds, *case.seeds),
                 seed_session=case.seed_session if case.seeds else spec.seed_session,

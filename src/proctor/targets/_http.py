@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import jinja2
+import jinja2.sandbox
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
 from proctor.errors import ConfigError, TargetError, TargetProtocolError
@@ -45,7 +46,8 @@ class _Templates:
     """Compiles template strings once; rendering is a dictionary lookup away."""
 
     def __init__(self) -> None:
-        self.env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+        # Sandboxed: templates come from suite files, which are data (no attribute walk to os.popen).
+        self.env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
 
     def compile(self, value: Any, where: str) -> _Render:
         """Compile a JSON-like value whose strings are templates into a render function."""
