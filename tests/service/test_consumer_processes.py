@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from servers._serve import closed_port
 from servers.model_server import Reply
 from service.conftest import RedisServer, Streams
 from service.events import SEED_EARLY_EXIT, event
@@ -139,3 +140,10 @@ def test_two_consumers_share_a_stream_without_double_results(
     by_consumer = Counter(r["consumer"] for r in stored)
     assert set(by_consumer) == {"x", "y"} and min(by_consumer.values()) > 20
     assert sum(s["results"] for s in stats) == 200
+
+
+def test_an_unreachable_redis_is_reported_without_its_password() -> None:
+    process = consumer("--redis-url", f"redis://:pw-redis-planted@127.0.0.1:{closed_port()}/0", "--exit-when-idle")
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 2, err
+    assert "cannot reach Redis at redis://***@127.0.0.1" in err and "pw-redis-planted" not in out + err

@@ -15,7 +15,7 @@ import pytest
 from proctor import __version__
 from proctor.service import HttpOptions, PipelineConfig, ServiceSettings, build_pipeline, create_app
 from proctor.service._openapi import SCHEMA_PATH, openapi_schema, schema_text
-from servers._serve import serve_app
+from servers._serve import closed_port, serve_app
 from service.events import SEED_EARLY_EXIT, SEED_EVALUATE, event
 from service.judge_server import JudgeScript, verdict
 
@@ -211,3 +211,21 @@ def test_a_client_that_hangs_up_mid_body_leaves_no_traceback(
     assert any("disconnected before sending the whole body" in r.getMessage() for r in caplog.records)
     noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert noisy == [], [r.getMessage() for r in noisy]
+
+
+def test_the_judge_endpoints_userinfo_reaches_neither_clients_nor_logs(
+    judge_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = judge_server.script(relevance=verdict(0.95, "Direct answer."))
+    secret_url = script.base_url.replace("http://", "http://judge:pw-judge-planted@")
+    down_url = f"http://judge:pw-judge-planted@127.0.0.1:{closed_port()}/v1"
+    caplog.set_level(logging.INFO)
+    for base_url in (secret_url, down_url):
+        settings = ServiceSettings(PipelineConfig(), "openai/judge-test", base_url, "test-key")
+        with serve_app(create_app(build_pipeline(settings))) as url, httpx.Client(base_url=url) as client:
+            body = client.post("/api/v1/evaluate", content=SEED_EVALUATE, headers=JSON_HEADERS).text
+            assert "pw-judge-planted" not in body
+    assert '"status":"error"' in body.replace(" ", "") and "judge:***@127.0.0.1" in body  # the failure, masked
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "HTTP Request: POST http://judge:***@127.0.0.1" in logged  # httpx logged the call, masked
+    assert "pw-judge-planted" not in logged

@@ -9,6 +9,7 @@ from typing import NoReturn, TypeVar
 
 import typer
 
+from proctor._redact import redact
 from proctor.errors import ProctorError
 
 __all__ = ["fail", "guard", "load_dotenv_upwards", "load_suites_or_exit"]
@@ -26,8 +27,8 @@ def load_dotenv_upwards() -> None:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print a user error (no traceback) to stderr and exit."""
-    typer.echo(f"error: {message}", err=True)
+    """Print a user error (no traceback, URLs' passwords and keys masked) to stderr and exit."""
+    typer.echo(f"error: {redact(message)}", err=True)
     raise typer.Exit(code)
 
 

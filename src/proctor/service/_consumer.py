@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
+from proctor._redact import redact, redact_url
 from proctor.errors import ConfigError
 from proctor.service._models import EvaluationRequest, EvaluationResult
 from proctor.service._pipeline import Pipeline, StageOne
@@ -237,7 +238,7 @@ class Consumer:
             if "BUSYGROUP" not in str(exc):
                 raise
         except (RedisConnectionError, OSError) as exc:
-            raise ConfigError(f"cannot reach Redis at {config.redis_url}: {exc}") from None
+            raise ConfigError(f"cannot reach Redis at {redact_url(config.redis_url)}: {redact(str(exc))}") from None
 
     # reading
 

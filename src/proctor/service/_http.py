@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from proctor import __version__
+from proctor._redact import install_log_redaction, redact
 from proctor.service._models import EvaluationRequest, EvaluationResult
 from proctor.service._pipeline import Pipeline
 
@@ -127,6 +128,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
         The Starlette app (wrapped in the bearer check when a token is set, as `app.state.asgi`).
     """
     options = options or HttpOptions()
+    install_log_redaction()  # httpx logs the judge endpoint's URL on every call
     limit = options.max_body_bytes
     batch_adapter: TypeAdapter[list[EvaluationRequest]] = TypeAdapter(list[EvaluationRequest])
     health = json.dumps({"status": "ok", "version": __version__}).encode()
@@ -206,7 +208,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
 
     async def server_error(request: Request, exc: Exception) -> Response:
         logger.exception("unexpected error serving %s", request.url.path, exc_info=exc)
-        return JSONResponse({"detail": f"internal error: {type(exc).__name__}: {exc}"}, 500)
+        return JSONResponse({"detail": redact(f"internal error: {type(exc).__name__}: {exc}")}, 500)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from proctor._redact import redact
 from proctor.checks import CheckContext, CheckResult, run_check
 from proctor.checks._judges import POINTWISE_JUDGES
 from proctor.checks._prechecks import PRECHECKS
@@ -243,7 +244,7 @@ class Pipeline:
             assert isinstance(result, CheckResult)  # prechecks are synchronous
             if result.score is None:
                 status = "skipped" if result.status == "skipped" else "error"
-                errors.append(StageError(name=spec.type, status=status, reason=result.reason, duration_ns=took))
+                errors.append(StageError(name=spec.type, status=status, reason=redact(result.reason), duration_ns=took))
             else:
                 stages.append(Stage(name=spec.type, score=result.score, reason=result.reason, duration_ns=took))
         mean = sum(s.score for s in stages) / len(stages) if stages else None
@@ -356,7 +357,8 @@ class Pipeline:
             )
         if result.score is None:
             status = "skipped" if result.status == "skipped" else "error"
-            return StageError(name=stage, status=status, reason=result.reason, duration_ns=took)
+            # a judge failure may quote the judge endpoint: no userinfo or key goes back to API clients
+            return StageError(name=stage, status=status, reason=redact(result.reason), duration_ns=took)
         reason = _SUITE_SUFFIX.sub("", result.reason.removeprefix("judge: "))
         return Stage(name=stage, score=result.score, reason=reason, duration_ns=took)
 

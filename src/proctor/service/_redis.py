@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from proctor._redact import redact_url
 from proctor.errors import ConfigError
 
 __all__ = ["COMMIT_SCRIPT", "DEFAULT_REDIS_URL", "connect", "produce", "redis_url"]
@@ -86,7 +87,7 @@ def connect(url: str) -> Any:
     try:
         return Redis.from_url(url, decode_responses=False, health_check_interval=30)
     except ValueError as exc:
-        raise ConfigError(f"invalid Redis URL {url!r}: {exc}") from None
+        raise ConfigError(f"invalid Redis URL {redact_url(url)!r}: {exc}") from None
 
 
 async def produce(
