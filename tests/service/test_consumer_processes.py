@@ -147,3 +147,34 @@ def test_an_unreachable_redis_is_reported_without_its_password() -> None:
     out, err = process.communicate(timeout=60)
     assert process.returncode == 2, err
     assert "cannot reach Redis at redis://***@127.0.0.1" in err and "pw-redis-planted" not in out + err
+
+
+RESTARTS = 6
+"""Crash-loop restarts in the test below: the issue's case (64 of 300 events dead-lettered after 6)."""
+
+
+def test_a_consumer_in_a_crash_loop_dead_letters_no_healthy_event(
+    redis_server: RedisServer, streams: Streams, rdb: Any, judge_server: Any
+) -> None:
+    script = slow_judge(judge_server, delay=0.2)
+    ids = fill(rdb, streams, 300)
+    killed = 0
+    for _ in range(RESTARTS):  # the same consumer, killed mid-batch each time it has started working
+        process = consumer(*arguments(redis_server, streams, script, "looping", "--concurrency", "64"))
+        try:
+            started = script.calls
+            wait_for(lambda: script.calls >= started + 20)
+            process.send_signal(signal.SIGKILL)
+            assert process.wait(timeout=10) == -signal.SIGKILL
+            killed += 1
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+    pending = rdb.xpending(streams.events, streams.group)["pending"]
+    assert pending > 0 and rdb.xlen(streams.dead) == 0
+    last = consumer(*arguments(redis_server, streams, script, "looping", "--exit-when-idle"))
+    out, err = last.communicate(timeout=120)
+    assert last.returncode == 0, err
+    assert killed == RESTARTS
+    assert_exactly_one_result_each(rdb, streams, ids)  # all 300, none twice, none dead-lettered

@@ -152,6 +152,7 @@ class SandboxPool:
         self._idle: list[_Worker] = []
         self._count = 0
         self._condition = threading.Condition()
+        self._closed = False
         self.replaced = 0
         """Workers killed or dead and replaced (for tests and figures)."""
 
@@ -218,19 +219,22 @@ class SandboxPool:
         self._give_back(worker, True)
 
     def _give_back(self, worker: _Worker | None, healthy: bool) -> None:
-        if worker is not None and not healthy:
+        with self._condition:
+            keep = worker is not None and healthy and not self._closed
+        if worker is not None and not keep:
             worker.kill()
         with self._condition:
-            if worker is not None and healthy:
+            if worker is not None and keep:
                 self._idle.append(worker)
             else:
                 self._count -= 1
-                self.replaced += worker is not None
+                self.replaced += worker is not None and not self._closed
             self._condition.notify()
 
     def close(self) -> None:
         """Stop the idle workers (busy ones stop when their evaluation ends and they are not reused)."""
         with self._condition:
+            self._closed = True  # workers still starting or busy are stopped when they come back
             idle, self._idle = self._idle, []
             self._count -= len(idle)
         for worker in idle:
