@@ -163,7 +163,7 @@ def test_a_consumer_in_a_crash_loop_dead_letters_no_healthy_event(
         process = consumer(*arguments(redis_server, streams, script, "looping", "--concurrency", "64"))
         try:
             started = script.calls
-            wait_for(lambda: script.calls >= started + 20)
+            wait_for(lambda at_least=started + 20: script.calls >= at_least)
             process.send_signal(signal.SIGKILL)
             assert process.wait(timeout=10) == -signal.SIGKILL
             killed += 1
@@ -174,7 +174,7 @@ def test_a_consumer_in_a_crash_loop_dead_letters_no_healthy_event(
     pending = rdb.xpending(streams.events, streams.group)["pending"]
     assert pending > 0 and rdb.xlen(streams.dead) == 0
     last = consumer(*arguments(redis_server, streams, script, "looping", "--exit-when-idle"))
-    out, err = last.communicate(timeout=120)
+    _, err = last.communicate(timeout=120)
     assert last.returncode == 0, err
     assert killed == RESTARTS
     assert_exactly_one_result_each(rdb, streams, ids)  # all 300, none twice, none dead-lettered
