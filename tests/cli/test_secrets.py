@@ -8,6 +8,7 @@ points the same secrets at a closed port, so error messages quote the URL too.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -19,13 +20,15 @@ from servers.rest import RestServer, build_app
 PASSWORD = "pw-planted-7f3a"
 KEY = "key-planted-91c2"
 TOKEN = "tok-planted-55e0"
-SECRETS = (PASSWORD, KEY, TOKEN)
+JUDGE_PASSWORD = "pw-judge-planted-c4d1"
+SECRETS = (PASSWORD, KEY, TOKEN, JUDGE_PASSWORD)
 
 
 def suite(path: Path, port: int) -> None:
     url = f"http://alice:{PASSWORD}@127.0.0.1:{port}/chat?api_key={{{{ env.PLANTED_KEY }}}}&token={TOKEN}"
     target = {"type": "http", "request": {"url": url, "body": {"messages": "{{ history }}"}}, "reply_path": "$.reply"}
-    turns = [{"content": "hello", "assert": [{"type": "contains", "value": "hello"}]}]
+    checks = [{"type": "contains", "value": "hello"}, {"type": "llm-rubric", "value": "is a greeting"}]
+    turns = [{"content": "hello", "assert": checks}]
     path.write_text(json.dumps({"name": path.stem, "target": target, "trials": 1, "turns": turns}), encoding="utf-8")
 
 
@@ -38,7 +41,13 @@ def proctor(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedP
 def test_no_planted_secret_reaches_any_output(tmp_path: Path) -> None:
     evals = tmp_path / "evals"
     evals.mkdir()
-    env = {**dict(__import__("os").environ), "PLANTED_KEY": KEY, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {
+        **os.environ,
+        "PLANTED_KEY": KEY,
+        "PYTHONPATH": str(Path(__file__).parents[1]),
+        "OPENAI_BASE_URL": f"http://judge:{JUDGE_PASSWORD}@127.0.0.1:{closed_port()}/v1",  # the judge is down
+        "OPENAI_API_KEY": "k",
+    }
     env.pop("PROCTOR_TRUST", None)
     server = RestServer()
     with serve_app(build_app(server)) as url:
@@ -46,7 +55,20 @@ def test_no_planted_secret_reaches_any_output(tmp_path: Path) -> None:
         suite(evals / "down.yaml", closed_port())
         history = tmp_path / "history.db"
         outputs = [
-            proctor("run", "evals", "-v", "-o", "out.json", "--history", str(history), cwd=tmp_path, env=env),
+            proctor(
+                "run",
+                "evals",
+                "-v",
+                "-o",
+                "out.json",
+                "--history",
+                str(history),
+                "--judge",
+                "openai/judge-test",
+                "--no-cache",
+                cwd=tmp_path,
+                env=env,
+            ),
             proctor("run", "evals", "--ci", "-o", "out.xml", "--history", str(history), cwd=tmp_path, env=env),
             proctor("runs", "--history", str(history), cwd=tmp_path, env=env),
             proctor("report", "--history", str(history), "-o", str(tmp_path / "report"), cwd=tmp_path, env=env),
@@ -54,6 +76,7 @@ def test_no_planted_secret_reaches_any_output(tmp_path: Path) -> None:
     assert len(server.chats) == 2  # the agent was reached (with the key: it is masked, not missing)
     assert outputs[0].returncode == 1 and "up" in outputs[0].stdout and "down" in outputs[0].stdout
     assert "cannot connect to http://alice:***@127.0.0.1" in outputs[0].stdout + outputs[0].stderr
+    assert "cannot reach http://judge:***@127.0.0.1" in (tmp_path / "out.json").read_text(encoding="utf-8")
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".db"]
     assert {p.suffix for p in files} >= {".json", ".xml", ".md", ".html"}, files
     texts = {"stdout/stderr " + " ".join(o.args[3:5]): o.stdout + o.stderr for o in outputs}
