@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # Property-based tests run with a bounded budget everywhere (CI included): 200 examples, 2 s each at most.
-# `--hypothesis-profile=thorough` runs 5,000 examples (for a longer fuzz session; not in the gate).
+# `--hypothesis-profile=thorough --timeout=0` runs 5,000 examples (a longer fuzz session; not in the gate).
 settings.register_profile(
     "proctor", max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )

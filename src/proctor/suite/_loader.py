@@ -8,6 +8,7 @@ import reprlib
 import stat
 import types
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
 from ruamel.yaml.error import YAMLError as RuamelError
 
 from proctor.errors import SuiteError, SuiteIssue
@@ -173,7 +174,9 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, tru
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError):
         pass
     try:
-        document = YAML(typ="rt").load(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReusedAnchorWarning)  # YAML lets an anchor be redefined
+            document = YAML(typ="rt").load(text)
         if problems:  # libyaml found a syntax error that ruamel let pass: the scan stopped there
             raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     except MarkedYAMLError as exc:
@@ -181,7 +184,8 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, tru
         message = f"invalid YAML: {exc.problem or exc.context}"
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
-    except (RuamelError, ValueError, RecursionError) as exc:  # what the scan let through and ruamel refuses
+    except (RuamelError, ValueError, RecursionError, LookupError, TypeError, AttributeError) as exc:
+        # what the scan let through and ruamel refuses, or trips over (`: !!int ` raised an IndexError)
         if problems:  # libyaml's word (e.g. its own nesting limit, hit before the scan's)
             raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems]) from None
         raise SuiteError([SuiteIssue(name, None, None, "", f"invalid YAML: {exc}")]) from None
