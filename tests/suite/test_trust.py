@@ -15,7 +15,9 @@ from proctor.checks._registry import CheckRegistry
 from proctor.drivers.simulator import Simulator
 from proctor.errors import ConfigError, SuiteError
 from proctor.models import ModelSettings, get_model
+from proctor.models._registry import ENTRY_POINT_GROUP
 from proctor.suite import MAX_FILE_BYTES, SimulateSpec, Trust, load_suite_file, load_suites
+from proctor.suite._policy import MODEL_PLUGINS
 from proctor.targets._http import _Templates
 
 ESCAPE = "{{ cycler.__init__.__globals__.os.popen('touch %s').read() }}"
@@ -147,3 +149,18 @@ def test_judge_and_simulator_prompts_render_in_a_sandbox(tmp_path: Path) -> None
     with pytest.raises(jinja2.exceptions.SecurityError):
         simulator.system_prompt(SimulateSpec(), "withheld")
     assert not marker.exists()
+
+
+def test_model_providers_from_plugins_need_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist = tmp_path / "site" / "acme_models-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-models\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[proctor.models]\nacme = acme_models:factory\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))  # an installed plugin, never imported here
+    path = write(
+        tmp_path, "s.yaml", "name: s\njudge: acme/big\nsimulator: openai/gpt-4.1-mini\nturns: [{content: hi}]\n"
+    )
+    (found,) = problems(path)
+    assert found.startswith("2:8: judge.model: model 'acme/big' comes from the provider plugin acme_models:factory")
+    assert load_suite_file(path, registry, trust=Trust(trusted=True)).cases
+    assert MODEL_PLUGINS == ENTRY_POINT_GROUP  # the loader looks where the model registry loads from

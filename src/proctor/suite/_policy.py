@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,8 @@ Loc = tuple[str | int, ...]
 def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog | None) -> list[tuple[Loc, str]]:
     """The code an untrusted suite names, each as `(location, message)`; nothing when trusted.
 
-    Python targets (their `callable`, `object_context` and `seed` hooks) and check types that come from
-    plugin packages run code; a suite may name them only when the user trusts it.
+    Python targets (their `callable`, `object_context` and `seed` hooks), check types and model providers
+    that come from plugin packages run code; a suite may name them only when the user trusts it.
     """
     if trust is None or trust.trusted:
         return []
@@ -31,6 +32,11 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
             if reference is not None:
                 message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
                 problems.append((("target", field), message))
+    for loc, model in _models(spec):
+        plugin = _model_plugin(model)
+        if plugin is not None:
+            message = f"model {model!r} comes from the provider plugin {plugin}; {HOW_TO_TRUST}"
+            problems.append((loc, message))
     plugin_of = getattr(checks, "plugin_of", None)
     if plugin_of is not None:
         for loc, assertion in _assertions(spec):
@@ -39,6 +45,24 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
                 message = f"check type {assertion.type!r} runs code from the plugin {plugin}; {HOW_TO_TRUST}"
                 problems.append(((*loc, "type"), message))
     return problems
+
+
+MODEL_PLUGINS = "proctor.models"
+"""The entry-point group of model provider plugins (`proctor.models._registry.ENTRY_POINT_GROUP`)."""
+
+
+def _models(spec: SuiteFileSpec) -> Iterator[tuple[Loc, str]]:
+    if spec.judge is not None:
+        yield ("judge", "model"), spec.judge.model
+    if spec.simulator is not None:
+        yield ("simulator",), spec.simulator
+
+
+def _model_plugin(model: str) -> str | None:
+    """The plugin (entry point) a `provider/model`'s provider comes from; built-ins are no entry point."""
+    provider = model.partition("/")[0]
+    entry = next((e for e in entry_points(group=MODEL_PLUGINS) if e.name == provider), None)
+    return None if entry is None else f"{entry.value} (entry point {entry.name!r})"
 
 
 def _assertions(spec: SuiteFileSpec) -> Iterator[tuple[Loc, AssertionSpec]]:
