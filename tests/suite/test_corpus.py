@@ -1,4 +1,4 @@
-"""Hostile and broken suite files from `corpus/`: each is a located error, never a crash or a hang.
+"""Hostile and broken suite files from `corpus/`: each is a located error, never a crash, a hang or a command.
 
 Every file here once crashed or hung the loader (a traceback, `RecursionError`, a `KeyError` on a merge
 key, ruamel's `ReaderError`, an endless alias expansion). Loaded together with a good file, every one is
@@ -15,9 +15,11 @@ import pytest
 
 from proctor.checks import registry
 from proctor.errors import SuiteError
-from proctor.suite import load_suite_file, load_suites
+from proctor.suite import Trust, load_suite_file, load_suites
 
 CORPUS = Path(__file__).parent / "corpus"
+UNTRUSTED = Trust()
+"""What `proctor run` applies without --trust: the corpus directory is the project root."""
 
 EXPECTED = {
     "alias_bomb.yaml": (6, "aliases expand this file to more than 1,000,000 values"),
@@ -33,6 +35,9 @@ EXPECTED = {
     "python_name_tag.yaml": (1, "tag !!python/name:os.system is not allowed"),
     "python_tag.yaml": (1, "tag !!python/object/apply:os.system is not allowed"),
     "recursive_alias.yaml": (1, "alias *t refers to no finished anchor"),
+    "rubric_dev_zero.yaml": (2, "rubric: rubric '/dev/zero' resolves to /dev/zero, outside the project root"),
+    "seed_hook_os_system.yaml": (2, "target.seed: the suite names Python code to run (os:system)"),
+    "setups_etc_hostname.yaml": (2, "setups[0]: setup script '/etc/hostname' resolves to /etc/hostname, outside"),
     "undecodable_bytes.yaml": (1, "not UTF-8: byte 0xe9 cannot be decoded"),
 }
 
@@ -46,7 +51,7 @@ def test_each_hostile_file_is_a_located_error(name: str) -> None:
     line, fragment = EXPECTED[name]
     started = time.perf_counter()
     with pytest.raises(SuiteError) as info:
-        load_suite_file(CORPUS / name, registry)
+        load_suite_file(CORPUS / name, registry, trust=UNTRUSTED)
     assert time.perf_counter() - started < 2.0
     rendered = [
         f"{issue.line}: {issue.field + ': ' if issue.field else ''}{issue.message}" for issue in info.value.issues
@@ -59,7 +64,7 @@ def test_one_bad_file_never_stops_the_others(tmp_path: Path) -> None:
     shutil.copytree(CORPUS, tmp_path / "suites")
     (tmp_path / "suites" / "good.yaml").write_text("name: good\nturns: [{content: hi}]\n", encoding="utf-8")
     with pytest.raises(SuiteError) as info:
-        load_suites([tmp_path / "suites"], registry)
+        load_suites([tmp_path / "suites"], registry, trust=UNTRUSTED)
     reported = {Path(issue.file).name for issue in info.value.issues}
     assert reported == set(EXPECTED)  # every bad file, and nothing about the good one
     assert load_suite_file(tmp_path / "suites" / "good.yaml", registry).cases[0].name == "good"
