@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import reprlib
 import stat
 import types
@@ -40,6 +41,8 @@ SKIPPED_DIRS = frozenset({".results", ".git", ".venv", "node_modules", "__pycach
 
 Loc = tuple[str | int, ...]
 
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+"""Where a YAML alias (`*name`) may stand; a false match only costs the file a scan."""
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 60
 
@@ -160,7 +163,10 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, tru
     text = _read_text(path)
     if path.suffix == ".json":
         return load_watsonx_file(path, text, checks)
-    problems = prescan(text)  # what would crash or hang a reader: located, before anything is built
+    # The scan finds what would crash or hang a reader, located, before anything is built. The fast path
+    # is safe without it unless aliases can multiply the document (libyaml refuses unsafe tags, stops at
+    # 1,000 levels, and int() refuses huge integers), so a clean file is scanned only when it has aliases.
+    problems = prescan(text) if _ALIAS.search(text) else []
     if problems and not (len(problems) == 1 and problems[0].syntax):
         raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     try:  # fast path: libyaml + validation; positions are only needed to explain a problem
@@ -171,8 +177,12 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, tru
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
             return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {}, trust, checks)
-    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError):
+    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
         pass
+    if not problems:  # the slow path reads with ruamel, which needs the scan's protection
+        problems = prescan(text)
+        if problems and not (len(problems) == 1 and problems[0].syntax):
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ReusedAnchorWarning)  # YAML lets an anchor be redefined
