@@ -9,6 +9,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property-based tests run with a bounded budget everywhere (CI included): 200 examples, 2 s each at most.
+# `--hypothesis-profile=thorough --timeout=0` runs 5,000 examples (a longer fuzz session; not in the gate).
+settings.register_profile(
+    "proctor", max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile("thorough", parent=settings.get_profile("proctor"), max_examples=5000, deadline=None)
+settings.load_profile("proctor")
 
 NEO4J_ENV = ("NEO_URI", "NEO_USERNAME", "NEO_PASSWORD")
 """A developer's real Neo4j: kept out of every test but the one that asks for it (`real_neo4j_env`)."""

@@ -12,8 +12,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "src" / "proctor"
 
 # What each part may import at run time (type-only imports under TYPE_CHECKING are not counted). The
-# root's leaves (`errors`, `transcript`, `agent_data`, `_tls`, `_retry_after`) are open to everyone.
-LEAVES = {"proctor.errors", "proctor.transcript", "proctor.agent_data", "proctor._tls", "proctor._retry_after"}
+# root's leaves (`errors`, `transcript`, `agent_data`, `_tls`, `_retry_after`, `_redact`) are open to everyone.
+LEAVES = {
+    "proctor.errors", "proctor.transcript", "proctor.agent_data", "proctor._tls", "proctor._retry_after",
+    "proctor._redact",
+}  # fmt: skip
 ALLOWED: dict[str, set[str]] = {
     "proctor.suite": set(),
     "proctor.targets": {"proctor.suite"},
@@ -27,7 +30,9 @@ ALLOWED: dict[str, set[str]] = {
         "proctor.suite", "proctor.targets", "proctor.models", "proctor.state", "proctor.drivers",
         "proctor.checks", "proctor.scoring", "proctor.results",
     },
-    "proctor.recorded": {"proctor.checks", "proctor.models", "proctor.results", "proctor.run", "proctor.suite"},
+    "proctor.recorded": {
+        "proctor.checks", "proctor.scoring", "proctor.models", "proctor.results", "proctor.run", "proctor.suite",
+    },
     "proctor.service": {
         "proctor.checks", "proctor.scoring", "proctor.models", "proctor.results", "proctor.run", "proctor.suite",
     },

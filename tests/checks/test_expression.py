@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import pytest
 
-from proctor.checks import CheckContext, CheckResult, registry, run_check_now
+from proctor.checks import CheckContext, CheckResult, registry, run_check
 from proctor.checks._expression import ExpressionError, compile_expression, evaluate_expression
 from proctor.suite import AssertionSpec
 from proctor.transcript import Message, ToolCall
@@ -26,7 +28,13 @@ TRANSCRIPT = [
 def check(expression: str, object_context: Any = CONTEXT, **extra: Any) -> CheckResult:
     """Run the check as the runner does; the spec is built without load-time validation."""
     spec = AssertionSpec.model_validate({"expression": expression, **extra})
-    result = run_check_now(spec, CheckContext(None, None, TRANSCRIPT, "case", object_context=object_context))
+    produced = run_check(spec, CheckContext(None, None, TRANSCRIPT, "case", object_context=object_context))
+    assert inspect.isawaitable(produced)  # evaluated in a worker process, off the event loop
+
+    async def wait() -> CheckResult:
+        return await produced
+
+    result = anyio.run(wait)
     assert isinstance(result, CheckResult)
     return result
 
@@ -178,6 +186,10 @@ ESCAPES = [
     "[sum([1] * 99999) for x in [1] * 9999]",
     "[str([1] * 30000) for x in [1] * 9999]",
     "[x for x in [10**1000] * 9999 if x * x * x * x * x * x * x * x > 0]",
+    # single C calls no between-node check can stop: only the worker's CPU limit does
+    "round(1, -10**8) == 0",
+    "sum([[1]*100]*10000, []) == []",
+    "len([[1]*100000]*100000) > 0",
 ]
 
 

@@ -44,7 +44,7 @@ def test_scorers_as_suite_checks_in_a_run(model_server: Any, monkeypatch: pytest
     monkeypatch.setenv("OPENAI_BASE_URL", script.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     (tmp_path / "memory.yaml").write_text(SUITE)
-    result = CliRunner().invoke(app, ["run", str(tmp_path), "--ci", "--no-cache"])
+    result = CliRunner().invoke(app, ["run", str(tmp_path), "--ci", "--no-cache", "--trust"])
     assert result.exit_code == 0, result.output
     data = json.loads(Path(json.loads(result.stdout)["results_file"]).read_text())
     checks = {c["type"]: c for c in data["cases"][0]["trials"][0]["checks"]}

@@ -214,7 +214,7 @@ assertions:
 def test_verbose_logs_the_cypher_with_timings(tmp_path: Path) -> None:
     path = tmp_path / "suite.yaml"
     path.write_text(EMBABEL.format(agent="reminders").replace("trials: 3", "trials: 1"))
-    result = CliRunner().invoke(app, ["run", str(path), "-v", "--results-dir", str(tmp_path / "out")])
+    result = CliRunner().invoke(app, ["run", str(path), "-v", "--trust", "--results-dir", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     logged = [line for line in result.output.splitlines() if line.startswith("cypher proctor-")]
     assert any("ms, 1 row: MATCH (r:Reminder) RETURN count(r) AS count" in line for line in logged)

@@ -126,10 +126,46 @@ async def test_a_poison_entry_is_retried_then_dead_lettered(
                 await anyio.sleep(0.02)
         consumer.stop()
     (letter,) = dead(rdb, streams)
-    assert letter["reason"] == "delivered 3 times (more than 2) without a stored result"
+    assert letter["reason"] == "evaluation failed 2 times (at most 2 attempts); not retried"
     assert json.loads(letter["payload"])["event_id"] == "poison" and letter["deliveries"] == "3"
     assert len(results(rdb, streams)) == 3 and pending(rdb, streams) == 0
     assert consumer.stats.failed == 2
+
+
+@pytest.mark.anyio
+async def test_re_reads_by_a_consumer_in_a_crash_loop_dead_letter_nothing(
+    redis_server: RedisServer, streams: Streams, rdb: Any
+) -> None:
+    await add(redis_server, streams.events, early_exit(10))
+    rdb.xgroup_create(streams.events, streams.group, id="0")
+    rdb.xreadgroup(streams.group, "c1", {streams.events: ">"}, count=10)
+    for _ in range(8):  # eight restarts, each killed after re-reading its own pending entries
+        rdb.xreadgroup(streams.group, "c1", {streams.events: "0"}, count=10)
+    (entry,) = rdb.xpending_range(streams.events, streams.group, "-", "+", 1)
+    assert entry["times_delivered"] == 9  # what the old rule (more than 5: dead) counted
+    stats = await Consumer(Pipeline(), config(redis_server, streams)).run()
+    assert (stats.recovered, stats.results, stats.dead_lettered) == (10, 10, 0)
+    assert dead(rdb, streams) == [] and pending(rdb, streams) == 0
+    assert rdb.exists(f"{streams.events}:{streams.group}:attempts") == 0
+
+
+@pytest.mark.anyio
+async def test_an_entry_that_kills_its_consumer_is_dead_lettered_in_the_end(
+    redis_server: RedisServer, streams: Streams, rdb: Any
+) -> None:
+    await add(redis_server, streams.events, early_exit(1))
+    rdb.xgroup_create(streams.events, streams.group, id="0")
+    for _ in range(3):  # read, then re-read twice: 4 deliveries once the consumer reads it
+        rdb.xreadgroup(streams.group, "c1", {streams.events: "0" if _ else ">"}, count=1)
+    stats = await Consumer(Pipeline(), config(redis_server, streams, max_deliveries=1)).run()
+    assert (stats.results, stats.dead_lettered) == (1, 0)  # 4 deliveries <= CRASH_FACTOR x 1: evaluated
+    await add(redis_server, streams.events, early_exit(1))
+    for _ in range(11):
+        rdb.xreadgroup(streams.group, "c1", {streams.events: "0" if _ else ">"}, count=1)
+    stats = await Consumer(Pipeline(), config(redis_server, streams, max_deliveries=1)).run()
+    (letter,) = dead(rdb, streams)
+    assert stats.dead_lettered == 1 and letter["deliveries"] == "12"
+    assert letter["reason"].startswith("delivered 12 times without a stored result or a recorded failure")
 
 
 @pytest.mark.anyio

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from servers._serve import closed_port
 from servers.model_server import Reply
 from service.conftest import RedisServer, Streams
 from service.events import SEED_EARLY_EXIT, event
@@ -139,3 +140,41 @@ def test_two_consumers_share_a_stream_without_double_results(
     by_consumer = Counter(r["consumer"] for r in stored)
     assert set(by_consumer) == {"x", "y"} and min(by_consumer.values()) > 20
     assert sum(s["results"] for s in stats) == 200
+
+
+def test_an_unreachable_redis_is_reported_without_its_password() -> None:
+    process = consumer("--redis-url", f"redis://:pw-redis-planted@127.0.0.1:{closed_port()}/0", "--exit-when-idle")
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 2, err
+    assert "cannot reach Redis at redis://***@127.0.0.1" in err and "pw-redis-planted" not in out + err
+
+
+RESTARTS = 6
+"""Crash-loop restarts in the test below: the issue's case (64 of 300 events dead-lettered after 6)."""
+
+
+def test_a_consumer_in_a_crash_loop_dead_letters_no_healthy_event(
+    redis_server: RedisServer, streams: Streams, rdb: Any, judge_server: Any
+) -> None:
+    script = slow_judge(judge_server, delay=0.2)
+    ids = fill(rdb, streams, 300)
+    killed = 0
+    for _ in range(RESTARTS):  # the same consumer, killed mid-batch each time it has started working
+        process = consumer(*arguments(redis_server, streams, script, "looping", "--concurrency", "64"))
+        try:
+            started = script.calls
+            wait_for(lambda at_least=started + 20: script.calls >= at_least)
+            process.send_signal(signal.SIGKILL)
+            assert process.wait(timeout=10) == -signal.SIGKILL
+            killed += 1
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+    pending = rdb.xpending(streams.events, streams.group)["pending"]
+    assert pending > 0 and rdb.xlen(streams.dead) == 0
+    last = consumer(*arguments(redis_server, streams, script, "looping", "--exit-when-idle"))
+    _, err = last.communicate(timeout=120)
+    assert last.returncode == 0, err
+    assert killed == RESTARTS
+    assert_exactly_one_result_each(rdb, streams, ids)  # all 300, none twice, none dead-lettered

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +15,7 @@ import pytest
 from proctor import __version__
 from proctor.service import HttpOptions, PipelineConfig, ServiceSettings, build_pipeline, create_app
 from proctor.service._openapi import SCHEMA_PATH, openapi_schema, schema_text
-from servers._serve import serve_app
+from servers._serve import closed_port, serve_app
 from service.events import SEED_EARLY_EXIT, SEED_EVALUATE, event
 from service.judge_server import JudgeScript, verdict
 
@@ -156,6 +159,16 @@ def test_bearer_token(judge_server: Any) -> None:
         assert batch.status_code == 200 and batch.json() == []
 
 
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "bEaReR"])
+def test_the_bearer_scheme_is_case_insensitive(judge_server: Any, scheme: str) -> None:
+    script = judge_server.script()
+    with start(script, HttpOptions(api_token="s3cret")) as url, httpx.Client(base_url=url) as client:
+        ok = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers={"Authorization": f"{scheme} s3cret"})
+        assert ok.status_code == 200
+        other = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers={"Authorization": "Basic s3cret"})
+        assert other.status_code == 401  # another scheme with the right credentials is still refused
+
+
 def test_the_committed_openapi_schema_has_not_drifted() -> None:
     committed = SCHEMA_PATH.read_text(encoding="utf-8")
     assert committed == schema_text(), (
@@ -180,3 +193,41 @@ def test_the_schema_describes_the_routes_and_shapes(api: tuple[httpx.Client, Jud
     assert set(result["required"]) >= {"id", "stages", "confidence", "verdict"}
     request = schema["components"]["schemas"]["EvaluationRequest"]
     assert request["required"] == ["event_id", "interaction"]
+
+
+def test_a_client_that_hangs_up_mid_body_leaves_no_traceback(
+    api: tuple[httpx.Client, JudgeScript], caplog: pytest.LogCaptureFixture
+) -> None:
+    client, _ = api
+    host, port = str(client.base_url.host), int(client.base_url.port or 80)
+    caplog.set_level(logging.DEBUG)
+    for _ in range(3):
+        with socket.create_connection((host, port)) as sock:
+            head = f"POST /api/v1/evaluate HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            sock.sendall(f"{head}Content-Length: 2000\r\n\r\n".encode() + b'{"id": "cut')
+        # the server notices the hang-up on its next read; the health check proves it is still serving
+        assert client.get("/api/v1/health").status_code == 200
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any("disconnected" in r.getMessage() for r in caplog.records):
+        time.sleep(0.02)
+    assert any("disconnected before sending the whole body" in r.getMessage() for r in caplog.records)
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert noisy == [], [r.getMessage() for r in noisy]
+
+
+def test_the_judge_endpoints_userinfo_reaches_neither_clients_nor_logs(
+    judge_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = judge_server.script(relevance=verdict(0.95, "Direct answer."))
+    secret_url = script.base_url.replace("http://", "http://judge:pw-judge-planted@")
+    down_url = f"http://judge:pw-judge-planted@127.0.0.1:{closed_port()}/v1"
+    caplog.set_level(logging.INFO)
+    for base_url in (secret_url, down_url):
+        settings = ServiceSettings(PipelineConfig(), "openai/judge-test", base_url, "test-key")
+        with serve_app(create_app(build_pipeline(settings))) as url, httpx.Client(base_url=url) as client:
+            body = client.post("/api/v1/evaluate", content=SEED_EVALUATE, headers=JSON_HEADERS).text
+            assert "pw-judge-planted" not in body
+    assert '"status":"error"' in body.replace(" ", "") and "judge:***@127.0.0.1" in body  # the failure, masked
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "HTTP Request: POST http://judge:***@127.0.0.1" in logged  # httpx logged the call, masked
+    assert "pw-judge-planted" not in logged

@@ -12,7 +12,10 @@ Proctor's restrictions on top:
   starting with `_`, no other attribute of any object, no imports, no lambdas, no f-strings, no `%`
   formatting of strings;
 * bounded: 10,000 characters of expression, 10,000 comprehension steps, strings and lists of at most
-  100,000 items, 2,000,000 items built in all, exponents up to 1,000, and one second of evaluation.
+  100,000 items, 2,000,000 items built in all, exponents up to 1,000, and one second of evaluation;
+* and, as a check, evaluated in a worker process with hard CPU-time and memory limits
+  (`proctor.checks._sandbox`), off the event loop: the bounds above are checked between operations,
+  the process limits also inside one (`round(1, -10**8)` is a single C call).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import ast
 import dataclasses
 import datetime as _dt
 import functools
+import itertools
 import operator
 import time
+import types
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
@@ -32,6 +37,7 @@ from pydantic import AfterValidator, BaseModel, TypeAdapter
 from proctor.checks._kotlin import KotlinSyntaxError, Translation, translate
 from proctor.checks._registry import CheckContext, CheckType, registry
 from proctor.checks._result import CheckResult
+from proctor.checks._sandbox import ExpressionError, NotBool, evaluate_off_loop
 from proctor.suite import AssertionSpec
 from proctor.transcript import Message
 
@@ -43,21 +49,12 @@ TIME_LIMIT = 1.0
 """Seconds one evaluation may take."""
 MAX_EXPONENT = 1_000
 """Largest exponent `**` accepts."""
+MAX_DIGITS = 1_000
+"""Most digits `round()` may round to (either side of the point)."""
 MAX_BUILT = 2_000_000
 """Most items (characters, elements) an evaluation may build in all, so that memory stays bounded."""
 _BUILDING = (ast.BinOp, ast.Call, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.GeneratorExp, ast.DictComp)
 _UNAVAILABLE = object()
-
-
-class ExpressionError(ValueError):
-    """An expression is invalid or failed: names the expression, the position (1-based column) and why."""
-
-    def __init__(self, expression: str, column: int | None, reason: str) -> None:
-        where = f" at column {column}" if column is not None else ""
-        super().__init__(f"expression {expression!r}{where}: {reason}")
-        self.expression = expression
-        self.column = column
-        self.reason = reason
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -187,15 +184,36 @@ _STRING_METHODS: dict[str, Callable[[str], Callable[..., Any]]] = {
     "split": lambda v: v.split,
     "count": lambda v: v.count,
 }
+
+
+def _round(number: Any, digits: Any = None) -> Any:
+    if isinstance(digits, int) and abs(digits) > MAX_DIGITS:
+        raise simpleeval.NumberTooHigh(f"round() to more than {MAX_DIGITS} digits is not allowed")
+    return round(number) if digits is None else round(number, digits)
+
+
+def _sum(items: Any, start: Any = 0) -> Any:
+    if isinstance(start, list | tuple | str):  # joining sequences: linear, and bounded before it is built
+        parts = list(items)
+        size = len(start) + sum(len(part) if isinstance(part, list | tuple | str) else 1 for part in parts)
+        if size > MAX_BUILT:
+            raise simpleeval.IterableTooLong(f"sum() would build {size:,} items (at most {MAX_BUILT:,})")
+        if isinstance(start, str):
+            raise simpleeval.FeatureNotAvailable("sum() of strings is not allowed (use a comprehension)")
+        joined = [*start, *itertools.chain.from_iterable(parts)]
+        return tuple(joined) if isinstance(start, tuple) else joined
+    return sum(items, start)
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "len": len,
     "any": any,
     "all": all,
-    "sum": sum,
+    "sum": _sum,
     "min": min,
     "max": max,
     "abs": abs,
-    "round": round,
+    "round": _round,
     "sorted": sorted,
     "str": str,
     "int": int,
@@ -240,14 +258,29 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):  # type: ignore[misc]
         try:
             result = super()._eval(node)
             if isinstance(node, _BUILDING) and isinstance(result, str | bytes | list | tuple | dict | set):
-                self.built += len(result)
+                self.built += _deep_len(result, MAX_BUILT - self.built)
                 if self.built > MAX_BUILT:
-                    raise simpleeval.IterableTooLong(f"builds more than {MAX_BUILT:,} items in all")
+                    raise simpleeval.IterableTooLong(
+                        f"builds more than {MAX_BUILT:,} items in all (a list repeated n times counts n times)"
+                    )
             return result
         except Exception:
             if self.failed_at is None and hasattr(node, "col_offset"):
                 self.failed_at = node
             raise
+
+    def _check_disallowed_items(self, item: Any) -> None:
+        """Scan call arguments and results for modules and banned functions (simpleeval's check), shallowly.
+
+        simpleeval walks containers recursively, again for every reference to the same list, so
+        `len([[1] * 100000] * 100000)` cost 10**10 steps. Here no container can hold a module or a
+        function: the names are plain data (`to_data` copies), and only whitelisted functions and
+        methods run, which return data. So the value itself is checked, not its contents.
+        """
+        if isinstance(item, types.ModuleType):
+            raise simpleeval.FeatureNotAvailable("Sorry, modules are not allowed")
+        if callable(item) and not isinstance(item, _Method) and item in simpleeval.DISALLOW_FUNCTIONS:
+            raise simpleeval.FeatureNotAvailable("This function is forbidden")
 
     def _eval_name(self, node: ast.Name) -> Any:
         value = self.names.get(node.id, _UNAVAILABLE)
@@ -320,6 +353,40 @@ class _Evaluator(simpleeval.EvalWithCompoundTypes):  # type: ignore[misc]
             raise LookupError(f"no item {key!r} ({type(exc).__name__})") from None
 
 
+def _deep_len(value: Any, budget: int) -> int:
+    """Items in `value` and everything it holds, a container referenced n times counted n times.
+
+    `[[1] * 100000] * 100000` is 200,000 references but 10**10 items to anything that walks it
+    (`str()`, `sum()`, a comparison); this counts the latter, visiting each container once, and stops
+    counting past `budget`.
+    """
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        current, expanded = stack.pop()
+        key = id(current)
+        if key in sizes:
+            continue
+        children = list(current.values()) if isinstance(current, dict) else current
+        if isinstance(current, str | bytes):
+            sizes[key] = len(current)
+        elif not expanded:
+            stack.append((current, True))
+            stack.extend((child, False) for child in children if isinstance(child, _CONTAINERS))
+        else:
+            total = len(children)
+            for child in children:
+                if isinstance(child, _CONTAINERS) and not isinstance(child, str | bytes):
+                    total += sizes.get(id(child), 0)
+                    if total > budget:
+                        break
+            sizes[key] = total
+    return sizes.get(id(value), 0)
+
+
+_CONTAINERS = (list, tuple, set, frozenset, dict, str, bytes)
+
+
 def to_data(value: Any, depth: int = 0) -> Any:
     """Copy a value into plain data (dicts, lists, scalars); objects become dicts of their public fields."""
     if depth > 50:
@@ -390,6 +457,8 @@ def evaluate_expression(
         return evaluator.eval(expression, previously_parsed=compiled.tree)
     except RecursionError:
         raise ExpressionError(expression, None, "nested too deeply") from None
+    except MemoryError:
+        raise  # the worker process reports its memory limit
     except Exception as exc:
         node = evaluator.failed_at
         column = compiled.translation.source_offset(getattr(node, "col_offset", 0)) + 1 if node else None
@@ -414,7 +483,7 @@ def _valid(expression: str) -> str:
 _VALUE = TypeAdapter(Annotated[str, AfterValidator(_valid)])
 
 
-def _check_expression(spec: AssertionSpec, context: CheckContext) -> CheckResult:
+async def _check_expression(spec: AssertionSpec, context: CheckContext) -> CheckResult:
     expression = spec.value
     if not isinstance(expression, str):
         raise TypeError(f"an expression check needs a string; found {type(expression).__name__}")
@@ -426,12 +495,12 @@ def _check_expression(spec: AssertionSpec, context: CheckContext) -> CheckResult
             "or the python target an 'object_context' callable)"
         )
     )
-    result = evaluate_expression(
-        expression, context.object_context, evaluation_data(context.transcript, context.case), missing=missing
+    compile_expression(expression)  # a malformed one fails here, without a process round trip
+    result = await evaluate_off_loop(
+        expression, to_data(context.object_context), evaluation_data(context.transcript, context.case), missing
     )
-    if not isinstance(result, bool):
-        shown = repr(result)
-        raise ExpressionError(expression, None, f"gave {shown[:80]} ({type(result).__name__}), not true or false")
+    if isinstance(result, NotBool):
+        raise ExpressionError(expression, None, f"gave {result.text} ({result.type_name}), not true or false")
     return CheckResult(
         name=spec.display_name(),
         type=spec.type,

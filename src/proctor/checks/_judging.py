@@ -88,6 +88,7 @@ class Judge:
 
     def __init__(self, model: Model, prompts: Mapping[str, str] | None = None, base_dir: Path | None = None) -> None:
         import jinja2  # on first use: keeps `import proctor.checks` light
+        import jinja2.sandbox  # issue 16: prompt overrides come from suite files, which are data
 
         self.model = model
         overrides: dict[str, str] = {}
@@ -96,7 +97,7 @@ class Judge:
             overrides[f"{name}.j2"] = (
                 path.read_text(encoding="utf-8") if "\n" not in value and path.is_file() else value
             )
-        self._env: jinja2.Environment = jinja2.Environment(
+        self._env: jinja2.Environment = jinja2.sandbox.SandboxedEnvironment(
             loader=jinja2.ChoiceLoader([jinja2.DictLoader(overrides), jinja2.FileSystemLoader(PROMPTS_DIR)]),
             undefined=jinja2.StrictUndefined,
             autoescape=False,

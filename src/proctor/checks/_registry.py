@@ -79,7 +79,9 @@ class Outcome:
 
 CheckFunction = Callable[[AssertionSpec, CheckContext], "Outcome | CheckResult | Awaitable[CheckResult]"]
 """A check implementation: sync returning an `Outcome` (deterministic checks) or a `CheckResult`, or
-async returning a `CheckResult` (checks that call a model)."""
+async returning a `CheckResult` (checks that call a model). The registry negates an `Outcome` for the
+`not-` form; a check that returns its own `CheckResult` and is `negatable` applies the `not-` form
+itself (`spec.type` says which form was asked for), as the tool-call checks do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,7 @@ class CheckRegistry:
     def __init__(self) -> None:
         self._types: dict[str, CheckType] = {}
         self._plugins_loaded = False
+        self._plugins: dict[str, str] = {}
 
     def register(self, check: CheckType) -> CheckType:
         """Add a check type.
@@ -215,6 +218,14 @@ class CheckRegistry:
             for check in loaded if isinstance(loaded, list | tuple) else [loaded]:
                 if isinstance(check, CheckType) and check.name not in self._types:
                     self.register(check)
+                    self._plugins[check.name] = f"{entry.value} (entry point {entry.name!r})"
+
+    def plugin_of(self, name: str) -> str | None:
+        """The plugin a check type comes from (its entry point), or `None` for a built-in one.
+
+        The loader asks: a suite may use a plugin's check types only when the user trusts it.
+        """
+        return self._plugins.get(name.removeprefix(NEGATION_PREFIX))
 
 
 registry = CheckRegistry()

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from proctor import __version__
+from proctor._redact import install_log_redaction
 from proctor.cli import (
     _calibrate,
     _compare,
@@ -23,6 +24,8 @@ from proctor.cli import (
 )
 
 __all__ = ["app", "main"]
+
+install_log_redaction()  # httpx logs request URLs, errors quote them: no password or key in any log line
 
 app = typer.Typer(
     name="proctor",

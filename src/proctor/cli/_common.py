@@ -9,6 +9,7 @@ from typing import NoReturn, TypeVar
 
 import typer
 
+from proctor._redact import redact
 from proctor.errors import ProctorError
 
 __all__ = ["K_HELP", "fail", "guard", "load_dotenv_upwards", "load_suites_or_exit"]
@@ -31,8 +32,8 @@ def load_dotenv_upwards() -> None:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print a user error (no traceback) to stderr and exit."""
-    typer.echo(f"error: {message}", err=True)
+    """Print a user error (no traceback, URLs' passwords and keys masked) to stderr and exit."""
+    typer.echo(f"error: {redact(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -44,15 +45,26 @@ def guard(action: Callable[[], T]) -> T:
         fail(str(exc), exc.exit_code)
 
 
-def load_suites_or_exit(paths: Sequence[Path], *, simulate: bool | None = None) -> list[object]:
-    """Load suites with check validation; exit 2 with every problem on a bad file.
+def load_suites_or_exit(
+    paths: Sequence[Path],
+    *,
+    trusted: bool = False,
+    target_from_command_line: bool = False,
+    simulate: bool | None = None,
+) -> list[object]:
+    """Load suites with check validation and the trust policy; exit 2 with every problem on a bad file.
 
-    `simulate`: `--simulate` (play watsonx datasets' stories with a simulated user); `None` when not given.
+    Args:
+        paths: Suite files and directories (default: the current directory).
+        trusted: `--trust`: the suites may name code to run (python targets, hooks, plugin checks).
+        target_from_command_line: `--target` replaces the suites' targets (their code never runs).
+        simulate: `--simulate` (play watsonx datasets' stories with a simulated user); `None` when not given.
     """
     from proctor.checks import registry
-    from proctor.suite import load_suites
+    from proctor.suite import Trust, load_suites
 
-    return list(guard(lambda: load_suites(paths or [Path(".")], registry, simulate=simulate)))
+    trust = Trust(trusted=trusted, target_from_command_line=target_from_command_line)
+    return list(guard(lambda: load_suites(paths or [Path(".")], registry, trust=trust, simulate=simulate)))
 
 
 def is_terminal() -> bool:

@@ -166,6 +166,13 @@ def run_command(
         help="Play each watsonx dataset's story with a simulated user (as IBM's ADK does) instead of sending "
         "its starting sentence once; the same as `simulate: true` in a config.yaml beside the datasets.",
     ),
+    trust: bool = typer.Option(
+        False,
+        "--trust",
+        envvar="PROCTOR_TRUST",
+        help="Trust these suites: let them run the code they name (python targets and hooks, plugin checks). "
+        "Without it a suite file is data ('trusted: true' in proctor.yaml trusts a whole project).",
+    ),
 ) -> None:
     """Run suites against an agent and report what it said and did.
 
@@ -177,7 +184,12 @@ def run_command(
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
     from proctor.run import RunOptions, filter_cases, run_sync
 
-    suites: Any = load_suites_or_exit(paths or [], simulate=simulate or None)
+    suites: Any = load_suites_or_exit(
+        paths or [],
+        trusted=trust,
+        target_from_command_line=target is not None or gateway is not None,
+        simulate=simulate or None,
+    )
     gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection
     cases = guard(lambda: filter_cases(suites, case, tag))
     if list_only:

@@ -112,10 +112,10 @@ class Simulator:
     """
 
     def __init__(self, model: Model, prompt: str | None = None) -> None:
-        import jinja2  # on first use
+        import jinja2.sandbox  # on first use
 
         self.model = model
-        env = jinja2.Environment(
+        env = jinja2.sandbox.SandboxedEnvironment(  # a suite's own prompt is data: no attribute walk to os
             loader=jinja2.FileSystemLoader(Path(__file__).parent / "prompts"),
             undefined=jinja2.StrictUndefined,
             autoescape=False,

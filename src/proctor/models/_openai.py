@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from proctor._redact import redact_url
 from proctor._tls import shared_ssl_context
 from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
 from proctor.models._base import GenerateConfig, LoopLocal, ModelResponse
@@ -208,6 +209,7 @@ class OpenAICompatibleProvider:
         self.model = model
         self.endpoint = base_url.rstrip("/")
         self.url = f"{self.endpoint}/chat/completions"
+        self.shown_url = redact_url(self.url)  # issue 16: errors quote the endpoint without its userinfo
         self.name = f"{provider}/{model}"
         self._official = httpx.URL(self.endpoint).host == "api.openai.com"
         headers = {"Accept": "application/json"}
@@ -240,25 +242,27 @@ class OpenAICompatibleProvider:
         try:
             response = await client.post(self.url, json=body, timeout=config.timeout)
         except httpx.TimeoutException:
-            raise ModelTimeout(f"{self.name}: no reply from {self.url} within {config.timeout:g} s") from None
+            raise ModelTimeout(f"{self.name}: no reply from {self.shown_url} within {config.timeout:g} s") from None
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            error = ModelError(f"{self.name}: cannot reach {self.url}: {exc or type(exc).__name__}")
+            error = ModelError(f"{self.name}: cannot reach {self.shown_url}: {exc or type(exc).__name__}")
             error.retryable = True
             raise error from exc
         except httpx.HTTPError as exc:
-            raise ModelError(f"{self.name}: POST {self.url} failed: {exc or type(exc).__name__}") from exc
+            raise ModelError(f"{self.name}: POST {self.shown_url} failed: {exc or type(exc).__name__}") from exc
         status = response.status_code
         if status >= 400:
             retry_after = parse_retry_after(response.headers) if status == 429 or status >= 500 else None
             raise ModelHTTPError(
-                f"{self.name}: POST {self.url} returned {status}: {_error_message(response)}",
+                f"{self.name}: POST {self.shown_url} returned {status}: {_error_message(response)}",
                 status,
                 retry_after=retry_after,
             )
         try:
             data = json.loads(response.content)
         except ValueError:
-            raise ModelError(f"{self.name}: the answer from {self.url} is not JSON: {response.text[:100]!r}") from None
+            raise ModelError(
+                f"{self.name}: the answer from {self.shown_url} is not JSON: {response.text[:100]!r}"
+            ) from None
         return parse_chat_response(data, self.name)
 
     async def aclose(self) -> None:

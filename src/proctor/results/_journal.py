@@ -23,7 +23,12 @@ class Journal:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         existed = path.exists()
+        cut = existed and _ends_mid_line(path)
         self._file: IO[str] = path.open("a", encoding="utf-8")
+        if cut:
+            # A crash cut the last line short: end it, so the next record starts a line of its own
+            # (the reader skips the cut line; glued onto it, the next record would be lost too).
+            self._file.write("\n")
         if not existed:
             self._write({"kind": "run", **header})
 
@@ -40,6 +45,16 @@ class Journal:
         self._file.close()
         if remove:
             self.path.unlink(missing_ok=True)
+
+
+def _ends_mid_line(path: Path) -> bool:
+    """Whether a non-empty file's last byte is not a newline."""
+    with path.open("rb") as file:
+        file.seek(0, 2)
+        if file.tell() == 0:
+            return False
+        file.seek(-1, 2)
+        return file.read(1) != b"\n"
 
 
 def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], TrialResult]]:

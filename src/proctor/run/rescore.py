@@ -36,7 +36,7 @@ from proctor.run.plan import needs_judge, unique_run_id
 from proctor.run.record import RunOutcome
 from proctor.run.services import ModelServices
 from proctor.scoring import score_trial
-from proctor.suite import AssertionSpec, Case, load_suite_file
+from proctor.suite import AssertionSpec, Case, Trust, load_suite_file
 
 __all__ = ["rescore", "rescore_sync"]
 
@@ -65,7 +65,8 @@ def _load_cases(data: dict[str, Any], results_file: Path) -> dict[str, Case]:
     """The suites' cases by the key the results use (`<file as stored>::<name>`)."""
     cases: dict[str, Case] = {}
     for name in dict.fromkeys(str(c.get("file", "")) for c in data["cases"]):
-        suite = load_suite_file(_find_suite_file(name, results_file), registry)
+        # rescoring runs no code a suite names (no target is called), but what files it reads stay confined
+        suite = load_suite_file(_find_suite_file(name, results_file), registry, trust=Trust(trusted=True))
         for case in suite.cases:
             cases[f"{name}::{case.name}"] = case
     return cases

@@ -11,8 +11,13 @@ entry, whatever crashes:
   new entries and, every `claim_interval`, claims entries idle for `claim_idle` seconds from dead
   consumers (XAUTOCLAIM). Entries it is working on are touched (XCLAIM JUSTID) so that slow judges do
   not make them look abandoned.
-* An entry delivered more than `max_deliveries` times, or malformed (no `payload`, not JSON, not an
-  event), goes to the dead-letter stream with the reason, and is acknowledged.
+* An entry whose evaluation failed `max_deliveries` times, or malformed (no `payload`, not JSON, not an
+  event), goes to the dead-letter stream with the reason, and is acknowledged. Failed attempts are
+  counted in a hash of their own (`<stream>:<group>:attempts`), not taken from Redis's delivery count:
+  XREADGROUP and XAUTOCLAIM raise that count on every re-read, so a consumer restarted in a crash loop
+  would dead-letter healthy events it never got to finish. Only an entry re-delivered
+  `CRASH_FACTOR * max_deliveries` times without a result (one that kills the consumer itself) is
+  dead-lettered on its delivery count.
 * Entries are read and committed in batches, up to `concurrency` events in flight. Early exits are
   decided on the reading task without a task switch; events that need judges get a task each.
 * `stop()` (SIGTERM) stops reading, lets in-flight events finish and be committed, then returns.
@@ -32,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
+from proctor._redact import redact, redact_url
 from proctor.errors import ConfigError
 from proctor.service._models import EvaluationRequest, EvaluationResult
 from proctor.service._pipeline import Pipeline, StageOne
@@ -46,6 +52,9 @@ logger = logging.getLogger("proctor.service.consumer")
 
 _COMMIT_CHUNK = 500
 """Most entries committed by one script call."""
+CRASH_FACTOR = 10
+"""An entry delivered `CRASH_FACTOR * max_deliveries` times with no failed attempt recorded is taken to
+kill the consumer that evaluates it (a crash, not an exception), and is dead-lettered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +84,7 @@ class ConsumerConfig:
     claim_interval: float = 10.0
     """Seconds between claim rounds (and between touches of the entries in flight)."""
     max_deliveries: int = 5
-    """An entry delivered more times than this goes to the dead-letter stream unevaluated."""
+    """Evaluation attempts per entry: one that failed this many times goes to the dead-letter stream."""
     results_maxlen: int | None = None
     """Trim the results stream to about this many entries; `None` keeps everything."""
     start_id: str = "0"
@@ -171,6 +180,11 @@ class Consumer:
         self._group: TaskGroup | None = None
 
     @property
+    def attempts_key(self) -> str:
+        """The hash of failed evaluation attempts by entry id (cleared when an entry is committed)."""
+        return f"{self.config.stream}:{self.config.group}:attempts"
+
+    @property
     def stopping(self) -> bool:
         """Whether `stop()` was called."""
         return self._stopping
@@ -224,7 +238,7 @@ class Consumer:
             if "BUSYGROUP" not in str(exc):
                 raise
         except (RedisConnectionError, OSError) as exc:
-            raise ConfigError(f"cannot reach Redis at {config.redis_url}: {exc}") from None
+            raise ConfigError(f"cannot reach Redis at {redact_url(config.redis_url)}: {redact(str(exc))}") from None
 
     # reading
 
@@ -331,20 +345,21 @@ class Consumer:
                 return
 
     async def _dispatch_counted(self, entries: list[Any]) -> None:
-        """Dispatch entries that may have been delivered before, with their delivery counts."""
+        """Dispatch entries that may have been delivered before, with their delivery and failure counts."""
         config = self.config
         pipe = self._redis.pipeline(transaction=False)
         for entry_id, _ in entries:
             pipe.xpending_range(config.stream, config.group, entry_id, entry_id, 1)
-        counts = await pipe.execute()
-        for (entry_id, fields), found in zip(entries, counts, strict=True):
+        pipe.hmget(self.attempts_key, [entry_id for entry_id, _ in entries])
+        *counts, failures = await pipe.execute()
+        for (entry_id, fields), found, failed in zip(entries, counts, failures, strict=True):
             deliveries = int(found[0]["times_delivered"]) if found else 1
             if entry_id not in self._in_flight:
-                self._dispatch(entry_id, fields, deliveries)
+                self._dispatch(entry_id, fields, deliveries, int(failed or 0))
 
     # processing
 
-    def _dispatch(self, entry_id: bytes, fields: dict[bytes, bytes] | None, deliveries: int) -> None:
+    def _dispatch(self, entry_id: bytes, fields: dict[bytes, bytes] | None, deliveries: int, failures: int = 0) -> None:
         """Take one entry: dead-letter it, finish it on the spot (early exit), or start its judges."""
         self.stats.read += 1
         self._busy += 1
@@ -353,8 +368,16 @@ class Consumer:
         self._in_flight.add(entry_id)
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
         payload = (fields or {}).get(b"payload")
-        if deliveries > self.config.max_deliveries:
-            reason = f"delivered {deliveries} times (more than {self.config.max_deliveries}) without a stored result"
+        most = self.config.max_deliveries
+        if failures >= most:
+            reason = f"evaluation failed {failures} times (at most {most} attempts); not retried"
+            self._dead(entry_id, fields, reason, deliveries)
+            return
+        if deliveries > CRASH_FACTOR * most:
+            reason = (
+                f"delivered {deliveries} times without a stored result or a recorded failure "
+                "(it may crash the consumer)"
+            )
             self._dead(entry_id, fields, reason, deliveries)
             return
         if payload is None:
@@ -388,7 +411,17 @@ class Consumer:
     def _failed(self, entry_id: bytes) -> None:
         logger.exception("evaluating entry %s failed; it stays pending and will be retried", _text(entry_id))
         self.stats.failed += 1
-        self._release([entry_id])
+        assert self._group is not None
+        self._group.start_soon(self._count_failure, entry_id)
+
+    async def _count_failure(self, entry_id: bytes) -> None:
+        """Record one failed attempt, then let the entry go (it is redone or dead-lettered when claimed)."""
+        try:
+            await self._redis.hincrby(self.attempts_key, entry_id, 1)
+        except Exception as exc:  # unrecorded, the attempt is retried once more: never lost
+            logger.warning("recording a failed attempt of %s failed: %s", _text(entry_id), exc)
+        finally:
+            self._release([entry_id])
 
     def _store(self, entry_id: bytes, result: EvaluationResult) -> None:
         self._queue((entry_id, b"r", result.id, result.verdict, result.model_dump_json()))
@@ -430,7 +463,7 @@ class Consumer:
         from redis.exceptions import TimeoutError as RedisTimeoutError
 
         config = self.config
-        keys = [config.stream, config.results_stream, config.dead_letter_stream]
+        keys = [config.stream, config.results_stream, config.dead_letter_stream, self.attempts_key]
         args: list[Any] = [config.group, config.consumer, config.results_maxlen or 0]
         for item in batch:
             args.extend(item)

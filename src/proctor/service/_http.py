@@ -26,11 +26,12 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from proctor import __version__
+from proctor._redact import install_log_redaction, redact
 from proctor.service._batch import evaluate_all
 from proctor.service._models import EvaluationRequest, EvaluationResult
 from proctor.service._pipeline import Pipeline
@@ -68,7 +69,7 @@ class _BearerAuth:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] not in PUBLIC_PATHS:
@@ -77,7 +78,9 @@ class _BearerAuth:
                 if name == b"authorization":
                     given = value
                     break
-            if not hmac.compare_digest(given, self.expected):
+            # RFC 9110 section 11.1: the scheme is case-insensitive ("bearer", "BEARER" too)
+            scheme, _, credentials = given.strip().partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(credentials.strip(), self.expected):
                 detail = "missing bearer token" if not given else "invalid bearer token"
                 response = JSONResponse({"detail": detail}, 401, {"WWW-Authenticate": "Bearer"})
                 await response(scope, receive, send)
@@ -114,7 +117,9 @@ def _result(result: EvaluationResult) -> Response:
     return Response(result.model_dump_json(), media_type=JSON)
 
 
-def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starlette:
+# The routes are closures over the pipeline and options, so their branches count here: split, they would
+# need a class around the same state for nothing.
+def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starlette:  # noqa: C901
     """Build the ASGI app serving `pipeline`.
 
     Args:
@@ -125,6 +130,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
         The Starlette app (wrapped in the bearer check when a token is set, as `app.state.asgi`).
     """
     options = options or HttpOptions()
+    install_log_redaction()  # httpx logs the judge endpoint's URL on every call
     limit = options.max_body_bytes
     batch_adapter: TypeAdapter[list[EvaluationRequest]] = TypeAdapter(list[EvaluationRequest])
     health = json.dumps({"status": "ok", "version": __version__}).encode()
@@ -189,9 +195,14 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
         assert isinstance(exc, HTTPException)
         return JSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)
 
+    async def client_gone(request: Request, exc: Exception) -> Response:
+        # The client hung up mid-body: nobody is left to answer and nothing went wrong here.
+        logger.debug("client disconnected before sending the whole body of %s", request.url.path)
+        return Response(status_code=400)
+
     async def server_error(request: Request, exc: Exception) -> Response:
         logger.exception("unexpected error serving %s", request.url.path, exc_info=exc)
-        return JSONResponse({"detail": f"internal error: {type(exc).__name__}: {exc}"}, 500)
+        return JSONResponse({"detail": redact(f"internal error: {type(exc).__name__}: {exc}")}, 500)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -210,7 +221,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
             Route("/api/v1/evaluate/judge/{name}", judge_route, methods=["POST"]),
             Route("/openapi.json", openapi_route, methods=["GET"]),
         ],
-        exception_handlers={HTTPException: http_error, Exception: server_error},
+        exception_handlers={HTTPException: http_error, ClientDisconnect: client_gone, Exception: server_error},
         lifespan=lifespan,
     )
     if options.api_token:

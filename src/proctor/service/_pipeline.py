@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from proctor._redact import redact
 from proctor.checks import Checklist, CheckResult, CheckStatus, PhaseContext, check_transcript, check_transcript_now
 from proctor.checks._judges import POINTWISE_JUDGES
 from proctor.checks._judging import Judge
@@ -420,7 +421,8 @@ def _stages(results: Sequence[CheckResult]) -> tuple[list[Stage], list[StageErro
         took = result.duration_ns or 0
         if result.score is None:
             status = "skipped" if result.status == "skipped" else "error"
-            errors.append(StageError(name=result.name, status=status, reason=result.reason, duration_ns=took))
+            # a judge failure may quote the judge endpoint: no userinfo or key goes back to API clients
+            errors.append(StageError(name=result.name, status=status, reason=redact(result.reason), duration_ns=took))
         else:
             reason = str(result.details.get("judge_reason", result.reason))
             stages.append(Stage(name=result.name, score=result.score, reason=reason, duration_ns=took))

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from proctor._redact import redact_url
 from proctor.errors import ConfigError
 
 __all__ = ["COMMIT_SCRIPT", "DEFAULT_REDIS_URL", "connect", "produce", "redis_url"]
@@ -21,10 +22,10 @@ COMMIT_SCRIPT = """
 -- Store results (or dead letters) and acknowledge their entries, atomically, in one round trip.
 -- Only an entry still pending for this consumer is stored: if it was acknowledged already or claimed
 -- by another consumer, nothing is written, so a redelivered entry never gets a second stored result.
--- KEYS: stream, results stream, dead-letter stream.
+-- KEYS: stream, results stream, dead-letter stream, failed-attempts hash (cleared for a committed entry).
 -- ARGV: group, consumer, results MAXLEN (0: none), then 5 values per entry:
 --   id, 'r', event id, verdict, result JSON     or     id, 'd', reason, payload, deliveries
-local stream, results, dead = KEYS[1], KEYS[2], KEYS[3]
+local stream, results, dead, attempts = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local group, consumer, maxlen = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local out = {}
 for base = 4, #ARGV, 5 do
@@ -44,6 +45,7 @@ for base = 4, #ARGV, 5 do
                  'payload', ARGV[base + 3], 'deliveries', ARGV[base + 4], 'consumer', consumer)
     end
     redis.call('XACK', stream, group, id)
+    if attempts then redis.call('HDEL', attempts, id) end
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
@@ -85,7 +87,7 @@ def connect(url: str) -> Any:
     try:
         return Redis.from_url(url, decode_responses=False, health_check_interval=30)
     except ValueError as exc:
-        raise ConfigError(f"invalid Redis URL {url!r}: {exc}") from None
+        raise ConfigError(f"invalid Redis URL {redact_url(url)!r}: {exc}") from None
 
 
 async def produce(

@@ -38,12 +38,15 @@ from proctor.suite._targets import (
     TargetSpec,
     parse_target_string,
 )
+from proctor.suite._trust import MAX_FILE_BYTES, PROJECT_FILE, Project, Trust, find_project
 
 __all__ = [
     "DEFAULT_GREETINGS",
     "DEFAULT_SIGNOFF",
     "DEFAULT_TIMEOUT",
     "DEFAULT_TRIALS",
+    "MAX_FILE_BYTES",
+    "PROJECT_FILE",
     "ArgStrategy",
     "Arm",
     "AssertionOptions",
@@ -64,6 +67,7 @@ __all__ = [
     "MatchingSpec",
     "OpenAITargetSpec",
     "PersonaSpec",
+    "Project",
     "PythonTargetSpec",
     "Rubric",
     "ScoringSpec",
@@ -80,8 +84,10 @@ __all__ = [
     "TargetSpec",
     "TextGoal",
     "ToolCallGoal",
+    "Trust",
     "TurnSpec",
     "discover_suite_files",
+    "find_project",
     "load_suite_file",
     "load_suites",
     "parse_target_string",

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import os
+import re
+import reprlib
+import stat
 import types
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,15 +19,18 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
+from ruamel.yaml.error import YAMLError as RuamelError
 
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._policy import code_problems, judge_prompts
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
-from proctor.suite._yaml import DuplicateKeyError, fast_load
+from proctor.suite._trust import PROJECT_FILE, FileRefError, Trust, find_project, read_named_text
+from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan
 from proctor.suite.formats.embabel import (
     embabel_to_suite,
     is_embabel_job,
@@ -39,6 +47,11 @@ SUITE_SUFFIXES = (".yaml", ".yml")
 SKIPPED_DIRS = frozenset({".results", ".git", ".venv", "node_modules", "__pycache__", ".proctor"})
 
 Loc = tuple[str | int, ...]
+
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+"""Where a YAML alias (`*name`) may stand; a false match only costs the file a scan."""
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
 
 
 def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -66,6 +79,7 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
                 p
                 for p in path.rglob("*")
                 if (p.suffix in SUITE_SUFFIXES or p.suffix == ".json")
+                and p.name != PROJECT_FILE  # the project config, not a suite
                 and p.is_file()
                 and not SKIPPED_DIRS.intersection(part for part in p.relative_to(path).parts[:-1])
             )
@@ -91,7 +105,11 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
 
 
 def load_suites(
-    paths: Iterable[str | Path], checks: CheckCatalog | None = None, *, simulate: bool | None = None
+    paths: Iterable[str | Path],
+    checks: CheckCatalog | None = None,
+    *,
+    trust: Trust | None = None,
+    simulate: bool | None = None,
 ) -> list[Suite]:
     """Load every suite under `paths`, collecting the problems of all files before raising.
 
@@ -100,54 +118,110 @@ def load_suites(
         checks: Validates assertion types and values; without it any `type` is accepted.
         simulate: For watsonx datasets: play each story with a simulated user (`True`, the CLI's
             `--simulate`), or not; `None` leaves it to the `simulate:` of a `config.yaml` beside them.
+        trust: What the suites may make Proctor do (`proctor.suite.Trust`): with one, code a suite names
+            is a load error unless trusted, and the files it names must lie in its project root (the
+            nearest `proctor.yaml` above each path, else the path itself). Without one, as before.
 
     Raises:
         SuiteError: With every problem of every file.
     """
     suites: list[Suite] = []
-    files, issues = _discover(paths)
-    for path in files:
-        try:
-            suites.append(load_suite_file(path, checks, simulate=simulate))
-        except SuiteError as exc:
-            issues.extend(exc.issues)
-    if issues:
-        raise SuiteError(issues)
+    missing: list[SuiteIssue] = []  # paths that hold no suite: reported first
+    issues: list[SuiteIssue] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        files, problems = _discover([raw])
+        missing.extend(problems)
+        policy = trust
+        if trust is not None and files:
+            try:
+                project = find_project(Path(raw))
+            except FileRefError as exc:
+                issues.append(SuiteIssue(str(raw), None, None, "", str(exc)))
+                continue
+            policy = Trust(trust.trusted or project.trusted, trust.target_from_command_line, trust.root or project.root)
+        for path in files:
+            if path in seen:
+                continue
+            seen.add(path)
+            issues.extend(_load_one(path, checks, policy, suites, simulate))
+    if missing or issues:
+        raise SuiteError([*missing, *issues])
     return suites
 
 
-def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, simulate: bool | None = None) -> Suite:
-    """Load and validate one suite file (`simulate`: as `load_suites` says, for watsonx datasets).
+def _load_one(
+    path: Path, checks: CheckCatalog | None, trust: Trust | None, suites: list[Suite], simulate: bool | None
+) -> list[SuiteIssue]:
+    """Load one file into `suites`; return its problems (never raise: one file never stops the others)."""
+    try:
+        suites.append(load_suite_file(path, checks, trust=trust, simulate=simulate))
+    except SuiteError as exc:
+        return list(exc.issues)
+    except (RecursionError, MemoryError, ValueError, TypeError, KeyError) as exc:
+        # A backstop: a file no reader path foresaw is reported, and never stops the other files.
+        return [SuiteIssue(str(path), None, None, "", f"cannot load this file: {type(exc).__name__}: {str(exc)[:200]}")]
+    return []
+
+
+def load_suite_file(
+    path: str | Path, checks: CheckCatalog | None = None, *, trust: Trust | None = None, simulate: bool | None = None
+) -> Suite:
+    """Load and validate one suite file (`trust`, `simulate`: as `load_suites` says).
+
+    Args:
+        path: The file.
+        checks: Validates assertion types and values; without it any `type` is accepted.
+        trust: As in `load_suites`; without a `root`, the nearest `proctor.yaml` above the file, else its
+            directory, is the project root.
+        simulate: As in `load_suites`, for watsonx datasets.
 
     Raises:
         SuiteError: With every problem found in the file.
     """
     path = Path(path)
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
+    if trust is not None and trust.root is None:
+        try:
+            project = find_project(path)
+        except FileRefError as exc:
+            raise SuiteError([SuiteIssue(name, None, None, "", str(exc))]) from None
+        trust = Trust(trust.trusted or project.trusted, trust.target_from_command_line, project.root)
+    text = _read_text(path)
     if path.suffix == ".json":
         return load_watsonx_file(path, text, checks, simulate=simulate)
     if is_judges_file(path):
         raise SuiteError([SuiteIssue(name, 1, 1, "judges", judges_file_message())])
-    try:  # fast path: libyaml + validation; positions are only needed to explain a problem
-        fast = fast_load(text)
-        source = "embabel" if is_embabel_job(fast) else None
-        if source:
-            fast = embabel_to_suite(fast, path.stem)
-        if isinstance(fast, dict):
-            return _resolve(path, SuiteFileSpec.model_validate(fast, context={"checks": checks}), {}, source)
-    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError):
-        pass
+    # The scan finds what would crash or hang a reader, located, before anything is built. The fast path
+    # is safe without it unless aliases can multiply the document (libyaml refuses unsafe tags, stops at
+    # 1,000 levels, and int() refuses huge integers), so a clean file is scanned only when it has aliases.
+    problems = prescan(text) if _ALIAS.search(text) else []
+    if problems and not (len(problems) == 1 and problems[0].syntax):
+        raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
+    if not problems:
+        suite = _fast_path(path, text, checks, trust)
+        if suite is not None:
+            return suite
+    if not problems:  # the slow path reads with ruamel, which needs the scan's protection
+        problems = prescan(text)
+        if problems and not (len(problems) == 1 and problems[0].syntax):
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     try:
-        document = YAML(typ="rt").load(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReusedAnchorWarning)  # YAML lets an anchor be redefined
+            document = YAML(typ="rt").load(text)
+        if problems:  # libyaml found a syntax error that ruamel let pass: the scan stopped there
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = f"invalid YAML: {exc.problem or exc.context}"
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
+    except (RuamelError, ValueError, RecursionError, LookupError, TypeError, AttributeError) as exc:
+        # what the scan let through and ruamel refuses, or trips over (`: !!int ` raised an IndexError)
+        if problems:  # libyaml's word (e.g. its own nesting limit, hit before the scan's)
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems]) from None
+        raise SuiteError([SuiteIssue(name, None, None, "", f"invalid YAML: {exc}")]) from None
     if not isinstance(document, Mapping):
         kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
         found = (
@@ -177,24 +251,81 @@ def load_suite_file(path: str | Path, checks: CheckCatalog | None = None, *, sim
     except ValidationError as exc:
         issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
         raise SuiteError(issues) from None
-    return _resolve(path, spec, positions, source)
+    return _resolve(path, spec, positions, source, trust, checks)
+
+
+MAX_SUITE_BYTES = 32 * 1024 * 1024
+"""Largest suite file read (a 5,000-case file is about 1 MB)."""
+
+
+def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust | None) -> Suite | None:
+    """Libyaml and validation: the suite of a clean file; `None` to take the slow path, which locates problems."""
+    try:
+        fast = fast_load(text)
+        source = "embabel" if is_embabel_job(fast) else None
+        if source:
+            fast = embabel_to_suite(fast, path.stem)
+        if isinstance(fast, dict):
+            spec = SuiteFileSpec.model_validate(fast, context={"checks": checks})
+            return _resolve(path, spec, {}, source, trust, checks)
+    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
+        pass
+    return None
+
+
+def _read_text(path: Path) -> str:
+    """The file's text: a regular file of at most `MAX_SUITE_BYTES`, UTF-8, else a located error."""
+    name = str(path)
+    try:
+        with path.open("rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise SuiteError([SuiteIssue(name, None, None, "", "not a regular file")])
+            data = file.read(MAX_SUITE_BYTES + 1)
+    except OSError as exc:
+        raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read file: {exc}")]) from None
+    if len(data) > MAX_SUITE_BYTES:
+        message = f"larger than {MAX_SUITE_BYTES // (1024 * 1024)} MiB: not read"
+        raise SuiteError([SuiteIssue(name, None, None, "", message)])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        message = f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded ({exc.reason})"
+        raise SuiteError([SuiteIssue(name, line, column, "", message)]) from None
 
 
 def _plain(
-    node: Any, loc: Loc, positions: dict[Loc, tuple[int, int]], key_positions: dict[Loc, tuple[int, int]]
+    node: Any,
+    loc: Loc,
+    positions: dict[Loc, tuple[int, int]],
+    key_positions: dict[Loc, tuple[int, int]],
+    seen: dict[int, Any] | None = None,
 ) -> Any:
-    """Copy ruamel nodes into plain Python values, remembering where each value and key stands."""
+    """Copy ruamel nodes into plain Python values, remembering where each value and key stands.
+
+    A node met again through an alias is copied once and shared (as YAML means it), so aliases cost
+    no more than their anchor; a problem inside a repeat is located at the alias.
+    """
+    seen = {} if seen is None else seen
+    if isinstance(node, CommentedMap | CommentedSeq) and id(node) in seen:
+        return seen[id(node)]
     if isinstance(node, CommentedMap):
         out: dict[Any, Any] = {}
         for key, value in node.items():
             child = (*loc, str(key))
-            key_line, key_col = node.lc.key(key)
-            value_line, value_col = node.lc.value(key)
+            if key in node.lc.data:
+                key_line, key_col = node.lc.key(key)
+                value_line, value_col = node.lc.value(key)
+            else:  # merged in by `<<: *defaults`: located at the mapping that merges it
+                key_line, key_col = value_line, value_col = node.lc.line, node.lc.col
             key_positions[child] = (key_line + 1, key_col + 1)
             positions[child] = (value_line + 1, value_col + 1)
             out[str(key) if not isinstance(key, str | int | float | bool) else key] = _plain(
-                value, child, positions, key_positions
+                value, child, positions, key_positions, seen
             )
+        seen[id(node)] = out
         return out
     if isinstance(node, CommentedSeq):
         items = []
@@ -202,7 +333,8 @@ def _plain(
             child = (*loc, index)
             line, col = node.lc.item(index)
             positions[child] = key_positions[child] = (line + 1, col + 1)
-            items.append(_plain(value, child, positions, key_positions))
+            items.append(_plain(value, child, positions, key_positions, seen))
+        seen[id(node)] = items
         return items
     if isinstance(node, str):
         return str(node)
@@ -279,7 +411,7 @@ def _message(error: ErrorDetails) -> str:
         return f"unknown target type {error.get('ctx', {}).get('tag')!r}; expected one of {expected}"
     if kind == "union_tag_not_found":
         return "a target mapping needs a 'type' (openai, http, lobu, python, embabel)"
-    short = repr(found)
+    short = _SHORT.repr(found)  # bounded: an aliased value may be huge once expanded
     if len(short) > 60:
         short = short[:57] + "..."
     return f"{error['msg'][0].lower()}{error['msg'][1:]}; found {short}"
@@ -344,7 +476,11 @@ def _journey(expect: JourneySpec | None) -> tuple[AssertionSpec, ...]:
 
 
 def _state(
-    spec: StateSpec | None, path: Path, setups: Callable[[list[SetupSpec], Loc], list[SetupStep]]
+    spec: StateSpec | None,
+    path: Path,
+    setups: Callable[[list[SetupSpec], Loc], list[SetupStep]],
+    trust: Trust | None,
+    report: Callable[[Loc, str], None],
 ) -> StateSpec | None:
     """The file's state settings with `teardown` scripts read and `data_dir` relative to the suite."""
     if spec is None:
@@ -354,24 +490,47 @@ def _state(
         steps = setups(spec.teardown, ("state", "teardown"))
         update["teardown"] = [SetupSpec(cypher=step.statement, params=step.params) for step in steps]
     if spec.data_dir is not None:
-        update["data_dir"] = str(path.parent / spec.data_dir)
+        data_dir = path.parent / spec.data_dir
+        root = trust.root if trust is not None else None
+        if root is not None and not data_dir.resolve().is_relative_to(root.resolve()):
+            report(("state", "data_dir"), f"data_dir {spec.data_dir!r} is outside the project root {root}")
+        update["data_dir"] = str(data_dir)
     return spec.model_copy(update=update) if update else spec
 
 
-def _simulate(spec: SimulateSpec | None, path: Path) -> SimulateSpec | None:
-    """The `simulate:` block with a `prompt` file read (relative to the suite file)."""
+def _simulate(
+    spec: SimulateSpec | None, path: Path, trust: Trust | None, report: Callable[[str], None]
+) -> SimulateSpec | None:
+    """The `simulate:` block with a `prompt` file read (relative to the suite file, inside the project)."""
     if spec is None or spec.prompt is None or "\n" in spec.prompt:
         return spec
     prompt_path = path.parent / spec.prompt
-    if prompt_path.is_file():
-        return spec.model_copy(update={"prompt": prompt_path.read_text(encoding="utf-8")})
-    return spec
+    if trust is None:
+        if prompt_path.is_file():
+            return spec.model_copy(update={"prompt": prompt_path.read_text(encoding="utf-8")})
+        return spec
+    if not prompt_path.exists():
+        return spec  # the prompt text itself
+    try:
+        return spec.model_copy(update={"prompt": read_named_text(spec.prompt, path.parent, trust.root, "prompt")})
+    except FileRefError as exc:
+        report(str(exc))
+        return spec
+
+
+def _reporter(report: Callable[[Loc, str], None], loc: Loc) -> Callable[[str], None]:
+    return lambda message: report(loc, message)
 
 
 def _resolve(
-    path: Path, spec: SuiteFileSpec, positions: Mapping[Loc, tuple[int, int]], source: str | None = None
+    path: Path,
+    spec: SuiteFileSpec,
+    positions: Mapping[Loc, tuple[int, int]],
+    source: str | None = None,
+    trust: Trust | None = None,
+    checks: CheckCatalog | None = None,
 ) -> Suite:
-    """Apply file-level defaults to each case and read rubric files.
+    """Apply file-level defaults to each case, read the files the suite names and apply the trust policy.
 
     Args:
         path: The suite file.
@@ -379,28 +538,42 @@ def _resolve(
         positions: Where each value stands in the file, for located errors.
         source: The foreign format the file was translated from (`embabel`), kept as the cases'
             `metadata["format"]`.
+        trust: The trust policy (`None`: everything allowed, as before trust levels).
+        checks: The check catalog, to tell plugin checks (which need trust) from built-ins.
     """
     name = spec.name or path.stem
     issues: list[SuiteIssue] = []
+    root = trust.root if trust is not None else None
+
+    def report(loc: Loc, message: str) -> None:
+        line, col = _nearest(loc, positions) if positions else (None, None)
+        issues.append(SuiteIssue(str(path), line, col, _format_loc(loc), message))
 
     def rubric(value: str | None, loc: Loc) -> Rubric | None:
         if value is None:
             return None
         rubric_path = path.parent / value
         try:
-            return Rubric(rubric_path.resolve(), rubric_path.read_text(encoding="utf-8"))
-        except OSError:
-            line, col = positions.get(loc, (None, None))
-            issues.append(SuiteIssue(str(path), line, col, _format_loc(loc), f"rubric file not found: {rubric_path}"))
+            text = read_named_text(value, path.parent, root, "rubric")
+        except FileRefError as exc:
+            report(loc, f"rubric file not found: {rubric_path}" if not rubric_path.exists() else str(exc))
             return None
+        return Rubric(rubric_path.resolve(), text)
 
     def setups(specs: list[SetupSpec], loc: Loc) -> list[SetupStep]:
-        steps, problems = setup_steps(specs, path.parent, _format_loc(loc))
+        steps, problems = setup_steps(specs, path.parent, _format_loc(loc), root)
         for index, message in problems:
-            line, col = positions.get((*loc, index), (None, None))
-            issues.append(SuiteIssue(str(path), line, col, _format_loc((*loc, index)), message))
+            report((*loc, index), message)
         return steps
 
+    for loc, message in code_problems(spec, trust, checks):
+        report(loc, message)
+    prompts, problems = judge_prompts(spec, path.parent, trust)
+    for loc, message in problems:
+        report(loc, message)
+    judge = (
+        spec.judge.model_copy(update={"prompts": prompts}) if spec.judge is not None and problems == [] else spec.judge
+    )
     seeds = [*spec.seeds, *(seed for case in spec.cases or [] for seed in case.seeds)]
     problem = unsupported_seeds(spec.target, seeds)
     if problem is not None:
@@ -408,7 +581,7 @@ def _resolve(
         issues.append(SuiteIssue(str(path), line, col, "seeds", problem))
     file_rubric = rubric(spec.rubric, ("rubric",))
     file_setups = setups(spec.setups, ("setups",))
-    state = _state(spec.state, path, setups)
+    state = _state(spec.state, path, setups, trust, report)
     case_specs: list[tuple[CaseSpec, Loc]]
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
@@ -430,7 +603,7 @@ def _resolve(
                 description=case.description if not is_single else spec.description,
                 rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                 target=spec.target,
-                judge=spec.judge,
+                judge=judge,
                 # file-level checks apply to every case; `expect:` adds a journey check
                 assert_=(
                     *spec.assert_,
@@ -441,7 +614,7 @@ def _resolve(
                 ),
                 setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
                 state=state,
-                simulate=_simulate(case.simulate, path),
+                simulate=_simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
                 simulator=spec.simulator,
                 seeds=(*spec.seeds, *case.seeds),
                 seed_session=case.seed_session if case.seeds else spec.seed_session,

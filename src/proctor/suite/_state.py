@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from proctor.suite._trust import FileRefError, read_named_text
+
 __all__ = [
     "CYPHER_KEYS",
     "EXPRESSION_KEYS",
@@ -141,13 +143,16 @@ class StateSpec(_Strict):
         return self
 
 
-def setup_steps(specs: Sequence[SetupSpec], base: Path, where: str) -> tuple[list[SetupStep], list[tuple[int, str]]]:
+def setup_steps(
+    specs: Sequence[SetupSpec], base: Path, where: str, root: Path | None = None
+) -> tuple[list[SetupStep], list[tuple[int, str]]]:
     """Resolve setup scripts into single statements, reading `file:` scripts relative to `base`.
 
     Args:
         specs: The `setups` (or `teardown`) entries.
         base: The suite file's directory.
         where: The field's name, for each step's `source` (e.g. `setups`).
+        root: The project root scripts must lie in (`None`: anywhere); regular files of bounded size only.
 
     Returns:
         The steps in order, and the problems found as `(index of the entry, message)`.
@@ -159,9 +164,9 @@ def setup_steps(specs: Sequence[SetupSpec], base: Path, where: str) -> tuple[lis
         if spec.file is not None:
             script = base / spec.file
             try:
-                text = script.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                problems.append((index, f"cannot read setup script {script}: {exc}"))
+                text = read_named_text(spec.file, base, root, "setup script")
+            except FileRefError as exc:
+                problems.append((index, str(exc)))
                 continue
             source = str(script)
         statements = split_statements(text or "")

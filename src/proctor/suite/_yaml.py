@@ -5,6 +5,12 @@ Suite files are read twice only when something is wrong: first with libyaml (PyY
 loader re-reads the file with ruamel.yaml to locate every problem by line and column. For the two
 readers to agree, this one resolves scalars by the YAML 1.2 core schema (as ruamel.yaml and Lobu's
 JavaScript YAML do), not PyYAML's YAML 1.1 defaults: `yes`, `on` and `010` stay a string and a decimal.
+
+Before either reader builds anything, `prescan` walks libyaml's event stream (iterative: no recursion,
+nothing constructed) and turns what would crash or hang a reader into located problems: control
+characters and malformed YAML, nesting deeper than `MAX_DEPTH`, aliases that expand to more than
+`MAX_NODES` values (a "billion laughs" file is a few hundred bytes), tags outside the safe set (the
+`!!python/...` family above all) and integers no reader can hold.
 """
 
 from __future__ import annotations
@@ -14,9 +20,32 @@ from typing import Any
 
 import yaml
 
-__all__ = ["DuplicateKeyError", "fast_load"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "DuplicateKeyError", "YamlProblem", "fast_load", "prescan"]
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_DEPTH = 100
+"""Deepest nesting of sequences and mappings a suite file may have."""
+MAX_NODES = 1_000_000
+"""Most values a file may hold once every alias is expanded."""
+MAX_INT_DIGITS = 1_000
+"""Longest integer, in digits."""
+_CORE = "tag:yaml.org,2002:"
+SAFE_TAGS = frozenset({"!", *(_CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))})
+"""The only explicit tags a suite file may carry: YAML's core schema."""
+_INT = re.compile(r"^[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|0b[01]+)$")
+
+
+class YamlProblem(ValueError):
+    """What makes a YAML text unreadable, and where (1-based line and column, when known)."""
+
+    def __init__(self, line: int | None, column: int | None, message: str, *, syntax: bool = False) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.message = message
+        self.syntax = syntax
+        """A syntax error: the text is not YAML at all (the round-trip reader words these better)."""
 
 
 class DuplicateKeyError(ValueError):
@@ -31,6 +60,8 @@ class _Core12Loader(_BaseLoader):  # type: ignore[misc]
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _CORE + "merge":
+                continue  # `<<: *defaults`: merged by the base constructor; explicit keys win
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise DuplicateKeyError(f"duplicate key {key!r}")
@@ -54,18 +85,30 @@ _Core12Loader.add_implicit_resolver(
     ),
     list("-+0123456789."),
 )
+_Core12Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
 _Core12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
 )
 
 
 def _int(loader: Any, node: Any) -> int:
-    text = loader.construct_scalar(node)
-    if text.startswith("0o"):
-        return int(text[2:], 8)
-    if text.startswith("0x"):
-        return int(text[2:], 16)
-    return int(text)
+    return parse_int(loader.construct_scalar(node))
+
+
+def parse_int(text: str) -> int:
+    """Read a YAML integer: decimal, `0o` octal, `0x` hex or (with an explicit `!!int`) `0b` binary.
+
+    Raises:
+        ValueError: It is none of these, or longer than `MAX_INT_DIGITS`.
+    """
+    if len(text) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text):,} characters (at most {MAX_INT_DIGITS:,})")
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    for prefix, base in (("0o", 8), ("0x", 16), ("0b", 2)):
+        if digits.startswith(prefix):
+            return sign * int(digits[2:], base)
+    return sign * int(digits)
 
 
 _Core12Loader.add_constructor("tag:yaml.org,2002:int", _int)
@@ -94,3 +137,105 @@ def top_level_keys(text: str) -> set[str] | None:
     if body.startswith(("{", "[", "---", "%")):
         return None
     return {match.group(1).strip().strip("'\"") for match in _TOP_KEY.finditer(text)}
+
+
+def prescan(text: str) -> list[YamlProblem]:
+    """Check a YAML text for what would crash or hang a reader, without building it.
+
+    Returns:
+        The problems found (at most a few: the scan stops at the first one that makes the rest moot).
+    """
+    problems: list[YamlProblem] = []
+    sizes: dict[str, int] = {}
+    stack: list[tuple[int, str | None]] = []  # per open collection: values inside it so far, its anchor
+    total = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            mark = event.start_mark
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag not in SAFE_TAGS:
+                problems.append(_problem(mark, f"tag {_short_tag(tag)} is not allowed{_TAG_HINT}"))
+            count = 0
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    problems.append(_problem(mark, f"nested more than {MAX_DEPTH} levels deep"))
+                    return problems
+                stack.append((0, event.anchor))
+                continue
+            if isinstance(event, yaml.CollectionEndEvent):
+                inside, anchor = stack.pop()
+                count = inside + 1
+                if anchor is not None:
+                    sizes[anchor] = count
+            elif isinstance(event, yaml.ScalarEvent):
+                count = 1
+                problem = _scalar_problem(event)
+                if problem:
+                    problems.append(_problem(mark, problem))
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor not in sizes:  # undefined, or an anchor still open: a recursive alias
+                    problems.append(_problem(mark, f"alias *{event.anchor} refers to no finished anchor"))
+                    return problems
+                count = sizes[event.anchor]
+                total += count
+            if stack and count:
+                stack[-1] = (stack[-1][0] + count, stack[-1][1])
+            total += 1 if not isinstance(event, yaml.AliasEvent) else 0
+            if total > MAX_NODES:
+                problems.append(_problem(mark, f"aliases expand this file to more than {MAX_NODES:,} values"))
+                return problems
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        if "nesting depth" in str(exc.problem):  # libyaml's own limit, met while scanning ahead of ours
+            problems.append(_problem(mark, f"nested more than {MAX_DEPTH} levels deep"))
+        else:
+            problems.append(_problem(mark, f"invalid YAML: {exc.problem or exc.context}", syntax=True))
+    except yaml.reader.ReaderError as exc:
+        line, column = _position(text, exc.position)
+        problems.append(YamlProblem(line, column, f"invalid YAML: {_reader_reason(exc)}"))
+    except yaml.YAMLError as exc:
+        problems.append(YamlProblem(None, None, f"invalid YAML: {exc}"))
+    return problems
+
+
+_TAG_HINT = "; a suite file is data: only the core tags !!str, !!int, !!float, !!bool, !!null, !!seq, !!map"
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
+
+
+def _scalar_problem(event: Any) -> str | None:
+    value: str = event.value
+    explicit_int = event.tag == _CORE + "int"
+    plain = not event.style and event.tag is None
+    if explicit_int or (plain and _INT.match(value) and "0b" not in value):
+        try:
+            parse_int(value)
+        except ValueError as exc:
+            return f"cannot read {value[:40]!r} as an integer: {exc}"
+    return None
+
+
+def _problem(mark: Any, message: str, *, syntax: bool = False) -> YamlProblem:
+    if mark is None:
+        return YamlProblem(None, None, message, syntax=syntax)
+    return YamlProblem(mark.line + 1, mark.column + 1, message, syntax=syntax)
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """Line and column of a libyaml offset (libyaml counts UTF-8 bytes; the pure reader characters)."""
+    if _BaseLoader is yaml.SafeLoader:
+        before = text[:offset]
+    else:
+        before = text.encode("utf-8")[:offset].decode("utf-8", "replace")
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+
+
+def _reader_reason(exc: Any) -> str:
+    character = exc.character
+    if isinstance(character, int):
+        return f"control character #x{character:04x} is not allowed (escape it in a double-quoted string)"
+    return f"{exc.reason}"

@@ -8,14 +8,16 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import jinja2
+import jinja2.sandbox
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
+from proctor._redact import redact_url, remember_secret
 from proctor.errors import ConfigError, TargetError, TargetProtocolError
 from proctor.suite._targets import HttpRequestSpec, HttpTargetSpec
 from proctor.targets._base import SessionContext
@@ -41,11 +43,33 @@ _SINGLE_EXPRESSION = re.compile(r"\{\{-?\s*((?:(?!\{\{|\}\}).)+?)\s*-?\}\}", re.
 _TEMPLATE_MARKERS = ("{{", "{%", "{#")
 
 
+class _SecretEnvironment(Mapping[str, str]):
+    """`os.environ` for templates, remembering every value a template reads as a secret.
+
+    So a URL or an error quoting `{{ env.API_KEY }}`'s value is masked in results, logs and reports.
+    """
+
+    def __getitem__(self, name: str) -> str:
+        value = os.environ[name]
+        remember_secret(value)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(os.environ)
+
+    def __len__(self) -> int:
+        return len(os.environ)
+
+
+SECRET_ENV = _SecretEnvironment()
+
+
 class _Templates:
     """Compiles template strings once; rendering is a dictionary lookup away."""
 
     def __init__(self) -> None:
-        self.env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+        # Sandboxed: templates come from suite files, which are data (no attribute walk to os.popen).
+        self.env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
 
     def compile(self, value: Any, where: str) -> _Render:
         """Compile a JSON-like value whose strings are templates into a render function."""
@@ -153,7 +177,7 @@ class HttpTarget:
                 `${VAR}`.
         """
         self.spec = spec
-        self.name = f"http {spec.request.method} {spec.request.url}"
+        self.name = f"http {spec.request.method} {redact_url(spec.request.url)}"
         templates = _Templates()
         self._request = _Request.compile(spec.request, templates, "request")
         session = spec.session
@@ -219,7 +243,7 @@ class HttpTarget:
             "model": context.model,
             "trial": context.trial,
             "case": context.case,
-            "env": os.environ,
+            "env": SECRET_ENV,
         }
         _, retries = await self._send(self._ingest, variables, context.timeout, self._retry)
         return retries
@@ -304,7 +328,7 @@ class HttpSession:
             "turn": self.turns,
             "trial": context.trial,
             "case": context.case,
-            "env": os.environ,
+            "env": SECRET_ENV,
         }
 
     async def send(self, message: str) -> AgentReply:

@@ -22,6 +22,7 @@ import anyio
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
+from proctor._redact import redact, remember_secret
 from proctor._retry_after import parse_retry_after
 from proctor._tls import shared_ssl_context
 from proctor.errors import (
@@ -110,6 +111,7 @@ def expand_env(value: str, where: str) -> str:
         found = os.environ.get(name)
         if found is None:
             raise ConfigError(f"environment variable {name} is not set (used in {where})")
+        remember_secret(found)  # read from the environment for a request: masked wherever it shows
         return found
 
     return _ENV_VAR.sub(replace, value)
@@ -130,7 +132,7 @@ def _cause(exc: BaseException) -> str:
                 return "connection refused"
             return os.strerror(current.errno).lower()
         current = current.__cause__ or current.__context__
-    text = str(exc).strip()
+    text = redact(str(exc).strip())
     return text[0].lower() + text[1:] if text else type(exc).__name__
 
 
@@ -148,6 +150,7 @@ def map_http_error(exc: httpx.HTTPError, method: str, url: str, timeout: float, 
         `TargetTimeout`, `TargetUnreachable` or a plain `TargetError`, with a message naming the URL.
     """
     after = _after(retries)
+    url = redact(url)  # the URL may carry a password or a key: messages land in results and logs
     if isinstance(exc, httpx.ConnectTimeout):
         return TargetTimeout(f"cannot connect to {url} within {_seconds(timeout)}{after}")
     if isinstance(exc, httpx.PoolTimeout):
@@ -279,12 +282,12 @@ async def send_with_retries(
         assert response is not None
         status = response.status_code
         body = _excerpt(response.text, 200)
-        raise TargetHTTPError(f"{method} {url} returned {status}{_after(retries)}: {body}", status) from None
+        raise TargetHTTPError(f"{method} {redact(url)} returned {status}{_after(retries)}: {body}", status) from None
     if last is None:  # pragma: no cover - AsyncRetrying always makes at least one attempt
-        raise TargetError(f"{method} {url} was not sent")
+        raise TargetError(f"{method} {redact(url)} was not sent")
     if last.status_code >= 400:
         raise TargetHTTPError(
-            f"{method} {url} returned {last.status_code}: {_excerpt(last.text, 200)}", last.status_code
+            f"{method} {redact(url)} returned {last.status_code}: {_excerpt(last.text, 200)}", last.status_code
         )
     return last, retries
 
@@ -311,4 +314,4 @@ def decode_json(response: httpx.Response) -> Any:
         return json.loads(response.content)
     except ValueError:
         text = _excerpt(response.text, 100)
-        raise TargetProtocolError(f"reply from {response.request.url} is not JSON: {text!r}") from None
+        raise TargetProtocolError(f"reply from {redact(str(response.request.url))} is not JSON: {text!r}") from None

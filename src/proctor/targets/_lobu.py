@@ -29,6 +29,7 @@ import anyio
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
+from proctor._redact import redact_url
 from proctor.errors import ConfigError, TargetError, TargetHTTPError, TargetProtocolError, TargetTimeout
 from proctor.suite._targets import LobuTargetSpec
 from proctor.targets._base import SessionContext
@@ -165,7 +166,7 @@ class LobuTarget:
         self.gateway = resolve_gateway(spec)
         self.agent = resolve_agent(spec)
         self._token = resolve_token(spec)
-        self.name = f"lobu {self.gateway} agent={self.agent}"
+        self.name = f"lobu {redact_url(self.gateway)} agent={self.agent}"
         self._retry = retry
         self._client = build_client(max_connections=max_connections)
 

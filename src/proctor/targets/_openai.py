@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from proctor._redact import redact_url
 from proctor.errors import TargetProtocolError
 from proctor.suite._targets import OpenAITargetSpec
 from proctor.targets._base import SessionContext
@@ -62,7 +63,7 @@ class OpenAITarget:
         """
         self.spec = spec
         base_url = str(spec.base_url).rstrip("/")
-        self.name = f"openai {base_url}"
+        self.name = f"openai {redact_url(base_url)}"
         self.url = f"{base_url}/chat/completions"
         headers = {key: expand_env(value, f"headers.{key}") for key, value in spec.headers.items()}
         api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None

@@ -1,0 +1,40 @@
+"""The run journal: a line cut short by a crash never swallows the records appended after it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from proctor.results._journal import Journal, read_previous_trials
+from proctor.results._model import TrialResult
+
+
+def _trial(number: int) -> TrialResult:
+    return TrialResult(case_key="s.yaml::greets", trial=number, status="passed", score=1.0)
+
+
+def test_resuming_after_a_cut_line_starts_a_new_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    journal = Journal(path, {"run_id": "r1", "model": "m"})
+    journal.record("greets", "s.yaml", _trial(1))
+    journal.close()
+    whole = path.read_text(encoding="utf-8")
+    path.write_text(whole + '{"kind":"trial","case":"s.yaml::greets","tr', encoding="utf-8")  # the crash
+
+    resumed = Journal(path, {"run_id": "r1", "model": "m"})  # what --resume does
+    resumed.record("greets", "s.yaml", _trial(2))
+    resumed.close()
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[-2].endswith('"tr') and json.loads(lines[-1])["trial"] == 2
+    header, trials = read_previous_trials(path)
+    assert header["run_id"] == "r1" and sorted(trials) == [("s.yaml::greets", 1), ("s.yaml::greets", 2)]
+
+
+def test_a_whole_journal_gets_no_blank_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    Journal(path, {"run_id": "r1"}).close()
+    again = Journal(path, {"run_id": "r1"})
+    again.record("greets", "s.yaml", _trial(1))
+    again.close()
+    assert [json.loads(line)["kind"] for line in path.read_text(encoding="utf-8").splitlines()] == ["run", "trial"]
