@@ -25,6 +25,7 @@ else `fail`. Checks that could not run are left out of both means, never average
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -511,6 +512,7 @@ def composite_score(
     return Composite(overall, timing, tasks, assertions, penalty, failures, {k: given[k] / total for k in scored})
 
 
+@functools.lru_cache(maxsize=8)  # one confidence level per run, asked for every case: computed once
 def _z(confidence: float) -> float:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
