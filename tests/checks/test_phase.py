@@ -130,3 +130,15 @@ def test_the_synchronous_phase_runs_deterministic_checks_and_refuses_judged_ones
     passed, refused = check_transcript_now(checks, TRANSCRIPT)
     assert passed.status == "passed"
     assert refused.status == "error" and "calls a model" in refused.reason
+
+
+def _leaky(assertion: AssertionSpec, context: Any) -> Any:
+    raise ConnectionError("cannot reach https://judge:hunter22@127.0.0.1:9/v1?api_key=sk-planted")
+
+
+def test_a_check_that_could_not_run_quotes_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any provider's or check's error text passes the check phase redacted (userinfo, secret query values)."""
+    monkeypatch.setitem(registry._types, "phase-test-leaky", CheckType("phase-test-leaky", "test", "Leaks.", _leaky))
+    (result,) = check_transcript_now(Checklist("c", turns=((spec("phase-test-leaky"),),)), TRANSCRIPT)
+    assert result.status == "error" and "https://judge:***@127.0.0.1:9/v1?api_key=***" in result.reason
+    assert "hunter22" not in str(result.details) and "sk-planted" not in str(result.details)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from proctor._redact import redact
 from proctor.checks._registry import CheckContext
 from proctor.checks._result import CheckResult
 from proctor.checks._run import _error, _start
@@ -172,7 +173,16 @@ async def check_transcript(
                 results.append(None)
     if pending:
         await _finish_pending(results, pending, context.judge_timeout)
-    return [result for result in results if result is not None]
+    return [_redacted(result) for result in results if result is not None]
+
+
+def _redacted(result: CheckResult) -> CheckResult:
+    """A check that could not run may quote what failed (a judge endpoint with its key): never a secret."""
+    if result.status == "error":
+        result.reason = redact(result.reason)
+        if "traceback" in result.details:
+            result.details["traceback"] = redact(result.details["traceback"])
+    return result
 
 
 def check_transcript_now(
@@ -194,7 +204,7 @@ def check_transcript_now(
             _close(outcome)
             outcome = _error(spec, check_context, TypeError(f"{spec.type!r} calls a model: use check_transcript"))
         outcome.duration_ns = time.perf_counter_ns() - started
-        results.append(outcome)
+        results.append(_redacted(outcome))
     return results
 
 

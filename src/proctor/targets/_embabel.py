@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from proctor._redact import redact_url
 from proctor.errors import ConfigError, TargetHTTPError, TargetProtocolError
 from proctor.suite._targets import EmbabelTargetSpec
 from proctor.targets._base import SessionContext
@@ -72,7 +73,7 @@ class EmbabelTarget:
     def __init__(self, spec: EmbabelTargetSpec, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
         self.spec = spec
         self.base = str(spec.base_url).rstrip("/")
-        self.name = f"embabel {self.base}"
+        self.name = f"embabel {redact_url(self.base)}"
         headers = {key: expand_env(value, f"target header {key}") for key, value in spec.headers.items()}
         api_key = expand_env(spec.api_key, "target api_key") if spec.api_key else os.environ.get(API_KEY_ENV)
         if api_key:
