@@ -169,3 +169,14 @@ def test_the_go_variable_names_the_file_and_workers_get_it_back() -> None:
     assert chosen.judges == ("relevance",)
     with pytest.raises(ConfigError, match="unknown judge 'tone'"):
         PipelineConfig(judges=("tone",), judges_config=JUDGES_YAML)
+
+
+@pytest.mark.anyio
+async def test_a_judge_of_its_own_without_a_judge_model_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    """A judges file may name a judge Proctor does not have built in; with no judge model it is skipped."""
+    text = JUDGES_YAML.read_text().replace("    - name: coherence\n", "    - name: tone\n", 1)
+    config = tmp_path / "judges.yaml"
+    config.write_text(text)
+    result = await build_pipeline(ServiceSettings(PipelineConfig(judges_config=config))).evaluate(payload("pass.json"))
+    assert result.verdict == "error" and "tone-judge" in [e.name for e in result.errors]
+    assert {e.status for e in result.errors} == {"skipped"}

@@ -346,7 +346,9 @@ class Pipeline:
         Built-in judges go through the check phase; judges of a judges file (`--judges-config`) have
         their own prompt and reply format and are called directly, within the same time limit.
         """
-        builtin = [name for name in names if name not in self._configured or self.judge is None]
+        if self.judge is None:  # nothing can judge: every judge is skipped, with the option that fixes it
+            return [CheckResult(f"{name}-judge", name, "skipped", None, reason=NO_JUDGE) for name in names]
+        builtin = [name for name in names if name not in self._configured]
         specs = tuple(self._judge_spec(request, name) for name in builtin)
         phase = PhaseContext(self.judge, judge_timeout=self.config.judge_timeout)
         configured: dict[str, CheckResult] = {}
@@ -365,10 +367,8 @@ class Pipeline:
         return [by_name[name] for name in names]
 
     def _explain(self, name: str, spec: AssertionSpec, result: CheckResult) -> None:
-        """Reasons in the service's words: no judge, no context, a timeout."""
-        if self.judge is None:
-            result.reason = NO_JUDGE
-        elif spec.value is None and POINTWISE_JUDGES[name][1]:
+        """Reasons in the service's words: no context, a timeout."""
+        if result.status == "skipped" and spec.value is None and POINTWISE_JUDGES[name][1]:
             result.reason = f"{name} needs the interaction's context to check the answer against; this event has none"
         elif result.status == "error" and result.reason.startswith("check could not run: no result within"):
             result.reason = f"judge timed out after {self.config.judge_timeout:g} s"
