@@ -22,6 +22,7 @@ from proctor.cli import (
     _score,
     _serve,
 )
+from proctor.cli._common import load_dotenv_upwards
 
 __all__ = ["app", "main"]
 
@@ -68,7 +69,5 @@ app.command("score")(_score.score_command)
 
 def main() -> None:
     """Entry point of the `proctor` script: reads `.env` (cwd upwards), then runs the command."""
-    from proctor.cli._common import load_dotenv_upwards
-
     load_dotenv_upwards()
     sys.exit(app(standalone_mode=True))

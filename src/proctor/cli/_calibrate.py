@@ -38,6 +38,8 @@ from proctor.cli._serve import (
 )
 from proctor.errors import ConfigError
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["calibrate_command", "format_report", "format_suite_report"]
 
 

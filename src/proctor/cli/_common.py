@@ -12,6 +12,8 @@ import typer
 from proctor._redact import redact
 from proctor.errors import ProctorError
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["K_HELP", "fail", "guard", "load_dotenv_upwards", "load_suites_or_exit"]
 
 T = TypeVar("T")

@@ -17,6 +17,8 @@ from proctor.cli._history import HISTORY_HELP, console, stored_cases
 if TYPE_CHECKING:
     from proctor.results import Comparison
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["compare_command"]
 
 _CHANGE_STYLE = {"regressed": "red", "fixed": "green", "added": "cyan", "removed": "yellow", "unchanged": ""}

@@ -33,6 +33,8 @@ from proctor.cli._serve import (
     judge_settings,
 )
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["consume_command"]
 
 REDIS_URL = typer.Option(

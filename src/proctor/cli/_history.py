@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
     from proctor.results import HistoryStore, RunSummary, StoredCase
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = [
     "HISTORY_HELP",
     "console",

@@ -8,6 +8,8 @@ import typer
 
 from proctor.cli._common import load_suites_or_exit
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["list_command", "print_cases"]
 
 

@@ -18,6 +18,8 @@ import typer
 from proctor.cli._common import fail, guard
 from proctor.cli._consume import REDIS_URL, STREAM
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["produce_command", "sample_event"]
 
 _GOOD = {

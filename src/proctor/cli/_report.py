@@ -13,6 +13,8 @@ import typer
 from proctor.cli._common import K_HELP, fail, guard
 from proctor.cli._history import HISTORY_HELP, is_results_file, missing_file, open_history, suites_dir
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["report_command"]
 
 

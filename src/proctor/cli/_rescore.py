@@ -27,6 +27,8 @@ from proctor.cli._options import (
     judging,
 )
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["rescore_command"]
 
 

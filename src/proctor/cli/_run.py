@@ -35,6 +35,8 @@ from proctor.cli._options import (
 )
 from proctor.errors import ConfigError
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["check_judges_configured", "parse_max_errors", "run_command"]
 
 EXIT_CODES_HELP = (

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["schema_command"]
 
 

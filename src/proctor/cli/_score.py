@@ -26,6 +26,8 @@ import typer
 
 from proctor.cli._common import fail, guard, is_terminal
 
+# Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
+# and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["score_command"]
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_JUDGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

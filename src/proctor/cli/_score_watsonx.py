@@ -20,7 +20,9 @@ from typing import Any
 
 import anyio
 
+from proctor.checks._judging import Judge
 from proctor.cli._common import fail, guard
+from proctor.cli._console import _console
 from proctor.errors import ModelError
 from proctor.recorded._watsonx import (
     METRIC_KEYS,
@@ -76,7 +78,6 @@ def _dataset_of(messages: Path, dataset: Path) -> Path:
 
 
 async def _score_all(pairs: list[tuple[Path, Path]], model: Any) -> list[WatsonxRunResult] | str:
-    from proctor.checks._judging import Judge
 
     judge = Judge(model) if model is not None else None
     results: list[WatsonxRunResult] = []
@@ -121,8 +122,6 @@ def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
 
 def _print(results: list[WatsonxRunResult]) -> None:
     from rich.table import Table
-
-    from proctor.cli._console import _console
 
     shown = (
         "correct_tool_calls",
