@@ -7,8 +7,9 @@ Each returns one `Conversation`; a simulated arm with scripted turns first is `p
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from proctor._lazy import lazy_attributes as _lazy_attributes
 
 if TYPE_CHECKING:
     from proctor.drivers.conversation import Conversation, exchange
@@ -25,13 +26,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.drivers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 __all__ = ["NO_SIMULATOR_HINT", "Conversation", "Simulator", "exchange", "play_script", "simulator_checks"]

@@ -25,8 +25,9 @@ checks that read it; this package sits above `checks`, `models` and `results`. N
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from proctor._lazy import lazy_attributes as _lazy_attributes
 
 if TYPE_CHECKING:
     from proctor.agent_data import AgentData, ToolCall, ToolResult, ToolSchema, agent_data_from_transcript
@@ -115,13 +116,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.recorded' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module if "." in module else f"proctor.recorded.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -6,9 +6,9 @@ The history store, statistics, comparison and report names load on first use (PE
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from proctor._lazy import lazy_attributes as _lazy_attributes
 from proctor.results._journal import Journal, read_previous_trials
 from proctor.results._model import RESULTS_VERSION, CaseResult, RunResult, TrialResult, with_k
 from proctor.results._writers import write_json, write_junit, write_output
@@ -73,13 +73,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.results' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -14,8 +14,9 @@ outcome = run_sync(proctor.load_suites(["evals/"]), RunOptions(model="gpt-4.1-mi
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from proctor._lazy import lazy_attributes as _lazy_attributes
 
 if TYPE_CHECKING:
     from proctor.run.batch import run, run_sync
@@ -41,13 +42,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.run' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

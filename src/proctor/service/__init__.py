@@ -21,8 +21,9 @@ Starlette and the Redis client load only when the app or the consumer is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from proctor._lazy import lazy_attributes as _lazy_attributes
 
 if TYPE_CHECKING:
     from proctor.service._batch import ScoreSummary, looks_like_events, score_events
@@ -73,13 +74,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.service' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

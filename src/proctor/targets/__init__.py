@@ -16,9 +16,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from proctor._lazy import lazy_attributes as _lazy_attributes
 from proctor.targets._base import DEFAULT_MAX_CONNECTIONS, Session, SessionContext, Target, TargetFactory
 from proctor.targets._registry import ENTRY_POINT_GROUP, build_target, register_target, target_types
 
@@ -40,13 +40,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'proctor.targets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
