@@ -100,6 +100,15 @@ def test_directory_search_skips_results(tmp_path: Path) -> None:
     assert names == ["a", "b"]
 
 
+def test_directory_search_skips_hidden_folders_but_a_named_file_loads(tmp_path: Path) -> None:
+    """A project root holds `.github/workflows/ci.yml` and the like: never suites, never load errors."""
+    write(tmp_path, "a.yaml", "name: a\nturns: [{content: x}]\n")
+    write(tmp_path, ".github/workflows/ci.yml", "on: [push]\njobs: {test: {runs-on: ubuntu-latest}}\n")
+    write(tmp_path, ".hidden/c.yaml", "name: c\nturns: [{content: x}]\n")
+    assert [s.name for s in load_suites([tmp_path], registry)] == ["a"]
+    assert [s.name for s in load_suites([tmp_path / ".hidden" / "c.yaml"], registry)] == ["c"]
+
+
 BAD_FILE = """\
 name: bad
 trials: 0

@@ -48,6 +48,15 @@ SKIPPED_DIRS = frozenset({".results", ".git", ".venv", "node_modules", "__pycach
 
 Loc = tuple[str | int, ...]
 
+
+def _skipped_dir(parts: tuple[str, ...]) -> bool:
+    """Whether a directory search leaves a file out: under a hidden folder (`.github/`, ...) or `SKIPPED_DIRS`.
+
+    A file named on the command line is always loaded.
+    """
+    return any(part.startswith(".") or part in SKIPPED_DIRS for part in parts)
+
+
 _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
 """Where a YAML alias (`*name`) may stand; a false match only costs the file a scan."""
 _SHORT = reprlib.Repr()
@@ -81,7 +90,7 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
                 if (p.suffix in SUITE_SUFFIXES or p.suffix == ".json")
                 and p.name != PROJECT_FILE  # the project config, not a suite
                 and p.is_file()
-                and not SKIPPED_DIRS.intersection(part for part in p.relative_to(path).parts[:-1])
+                and not _skipped_dir(p.relative_to(path).parts[:-1])
             )
             files = select_suite_files(files)  # JSON only when a watsonx dataset; not a watsonx config
             files = [p for p in files if p.suffix == ".json" or not is_judges_file(p)]  # Go judges.yaml
