@@ -347,6 +347,8 @@ async def _judge_all(
     return out
 
 
+# One table-driven function over every NovaEval scorer (inputs, prompt, scale, threshold): split per
+# scorer it would be eight copies of the same steps.
 async def score_agent_data(
     scorer: str | AgentScorer,
     data: AgentData,

@@ -133,6 +133,19 @@ def _fmt(value: float | None, spec: str = ".2f") -> str:
 def print_results(data: dict[str, Any], path: Path | None, output: Path | None, *, verbose: bool) -> None:
     """Print the results table, the reasons of failed and errored cases, and where results went."""
     console = _console()
+    console.print(_table(data))
+    for line in journey_lines(data["cases"]):  # tool-call trajectories (cases with `journey` checks)
+        console.print(line, markup=False)
+    for case in data["cases"]:
+        _print_case(console, case, verbose=verbose)
+    console.print(_summary_line(data))
+    if path is not None:
+        console.print(f"results: {path}")
+    if output is not None:
+        console.print(f"output: {output}")
+
+
+def _table(data: dict[str, Any]) -> Table:
     table = Table(title=f"Results: {data['run_id']}", title_justify="left")
     k = _k_label(data)
     for column, justify in [
@@ -167,24 +180,29 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
             str(case["tokens"]["total"]),
             _case_cost(case),
         )
-    console.print(table)
-    for line in journey_lines(data["cases"]):  # tool-call trajectories (cases with `journey` checks)
-        console.print(line, markup=False)
-    for case in data["cases"]:
-        failing = _failing_check_lines(case)
-        if case["status"] == "passed" and not verbose and not failing:
-            continue
-        notes = _case_notes(case)
-        if notes or failing:
-            style = STATUS_STYLE.get(case["status"], "")
-            status = f"[{style}]{case['status']}[/{style}]"
-            if case["status"] == "passed" and failing:
-                status += f", with {_count(len(failing), 'failing check')}"
-            console.print(f"{status} [bold]{case['name']}[/bold] ({case['file']})")
-            for line in failing:  # every failed check, never cut
-                console.print(f"  {line}", markup=False)
-            for note in notes:
-                console.print(f"  {note}", markup=False)
+    return table
+
+
+def _print_case(console: Console, case: dict[str, Any], *, verbose: bool) -> None:
+    """A case's failing checks (every one, passing cases included) and its notes."""
+    failing = _failing_check_lines(case)
+    if case["status"] == "passed" and not verbose and not failing:
+        return
+    notes = _case_notes(case)
+    if not notes and not failing:
+        return
+    style = STATUS_STYLE.get(case["status"], "")
+    status = f"[{style}]{case['status']}[/{style}]"
+    if case["status"] == "passed" and failing:
+        status += f", with {_count(len(failing), 'failing check')}"
+    console.print(f"{status} [bold]{case['name']}[/bold] ({case['file']})")
+    for line in failing:  # every failed check, never cut
+        console.print(f"  {line}", markup=False)
+    for note in notes:
+        console.print(f"  {note}", markup=False)
+
+
+def _summary_line(data: dict[str, Any]) -> str:
     summary = data["summary"]
     trials = summary["trials"]
     line = (
@@ -198,17 +216,10 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
     checks = summary["checks"]
     line += f"; checks: {checks['passed']} passed, {checks['failed']} failed, {checks['error']} errors"
     if checks["skipped"]:
-        reasons = sorted(
-            {
-                c["reason"]
-                for case in data["cases"]
-                for t in case["trials"]
-                for c in t["checks"]
-                if c["status"] == "skipped"
-            }
-        )
+        skipped = (c for case in data["cases"] for t in case["trials"] for c in t["checks"] if c["status"] == "skipped")
+        reasons = sorted({c["reason"] for c in skipped})
         line += f", {checks['skipped']} skipped ({'; '.join(reasons[:3])})"
-    line += _statistics_line(summary, k)
+    line += _statistics_line(summary, _k_label(data))
     if summary["retries"]:
         line += f"; {summary['retries']} agent calls retried"
     costs = summary.get("costs") or {}
@@ -224,11 +235,7 @@ def print_results(data: dict[str, Any], path: Path | None, output: Path | None, 
         line += f"; agent: {_usd(agent_cost)}"
     if data["status"] != "complete":
         line += f" [yellow]- run {data['status']}{': ' + data['reason'] if data.get('reason') else ''}[/yellow]"
-    console.print(line)
-    if path is not None:
-        console.print(f"results: {path}")
-    if output is not None:
-        console.print(f"output: {output}")
+    return line
 
 
 def _count(n: int, noun: str) -> str:

@@ -46,6 +46,7 @@ REDIS_URL = typer.Option(
 STREAM = typer.Option("eval-events", "--stream", envvar="PROCTOR_STREAM", help="The stream of events.")
 
 
+# Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def consume_command(
     redis_url: str | None = REDIS_URL,
     stream: str = STREAM,

@@ -68,6 +68,7 @@ def _target_override(target: str | None, gateway: str | None, agent: str | None)
     return spec
 
 
+# Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def run_command(
     paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
     case: list[str] = typer.Option([], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."),

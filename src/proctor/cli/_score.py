@@ -212,6 +212,7 @@ def _exit_code(summary: Any) -> int:
     return EXIT_OK
 
 
+# Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def score_command(
     data: Path = typer.Argument(..., help="CSV, JSON Lines or JSON array of AgentData records (or service events)."),
     map_: list[str] = typer.Option(

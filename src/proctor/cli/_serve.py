@@ -125,6 +125,7 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(level=value, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
+# Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", envvar="PROCTOR_SERVE_HOST", help="Address to listen on."),
     port: int = typer.Option(

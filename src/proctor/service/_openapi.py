@@ -78,6 +78,7 @@ def _responses(ok: dict[str, Any], *extra: int) -> dict[str, Any]:
     return responses
 
 
+# Long as the document it writes: one literal, paths then components, read top to bottom.
 def openapi_schema() -> dict[str, Any]:
     """Build the OpenAPI document of the HTTP API."""
     models: list[tuple[type[BaseModel], Any]] = [

@@ -173,6 +173,8 @@ def _load_one(
     return []
 
 
+# The reading order of one file, in one place: project and trust, size, format, the scan, the fast path,
+# then the located slow path; each step is a call, the length is their error handling.
 def load_suite_file(
     path: str | Path, checks: CheckCatalog | None = None, *, trust: Trust | None = None, simulate: bool | None = None
 ) -> Suite:
