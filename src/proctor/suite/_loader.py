@@ -533,6 +533,8 @@ def _reporter(report: Callable[[Loc, str], None], loc: Loc) -> Callable[[str], N
     return lambda message: report(loc, message)
 
 
+# Long because each case's fields are listed once, in one constructor call, beside the file-level
+# defaults they fall back to; the helpers it uses (`rubric`, `setups`) close over the file's reporter.
 def _resolve(
     path: Path,
     spec: SuiteFileSpec,
