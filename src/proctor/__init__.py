@@ -8,7 +8,8 @@ Example:
 
     suites = proctor.load_suites(["evals/"], proctor.checks.registry)
     outcome = proctor.run_sync(suites, proctor.RunOptions(target={"type": "python", "callable": "app:agent"}))
-    print(outcome.data["summary"])
+    summary = outcome.result.summary  # typed: computed once, the same figures the results JSON holds
+    print(summary.passed, summary.failed, summary.pass_rate)
     ```
 """
 

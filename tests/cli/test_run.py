@@ -52,7 +52,7 @@ def free_port() -> int:
 def test_all_pass_exits_0_and_writes_results(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", str(suite_dir(tmp_path, greets=PASSING)), "--model", "demo"])
     assert result.exit_code == 0, result.output
-    assert "greets" in result.output and "1 cases: 1 passed, 0 failed, 0 errored" in result.output
+    assert "greets" in result.output and "1 case: 1 passed, 0 failed, 0 errored" in result.output
     (path,) = (tmp_path / ".results").glob("demo_*.json")
     assert json.loads(path.read_text())["summary"]["passed"] == 1
 
@@ -223,7 +223,7 @@ def test_a_case_with_nothing_scored_is_skipped_and_says_why_everywhere(tmp_path:
     env = {"PROCTOR_JUDGE_MODEL": ""}
     console = runner.invoke(app, ["run", str(tmp_path), "--results-dir", str(tmp_path / "r")], env=env)
     assert console.exit_code == 0, console.output  # without --ci a skip is reported, not a failure
-    assert "1 cases: 0 passed, 0 failed, 0 errored, 1 skipped" in console.output
+    assert "1 case: 0 passed, 0 failed, 0 errored, 1 skipped" in console.output
     assert "trial 1 skipped: nothing was scored: 1 check was skipped (no judge model configured" in console.output
 
     junit, out = tmp_path / "junit.xml", tmp_path / "out.json"

@@ -13,11 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from proctor.cli._trajectory import journey_lines
-from proctor.results import TrialResult
+from proctor.results import RESULTS_VERSION, CaseResult, RunResult, TrialResult
+from proctor.results._aggregate import TRIAL_STATUSES, CaseAggregate, RunAggregate
 from proctor.scoring import ERROR_BUDGET_EXCEEDED
 from proctor.suite import Case
 
@@ -51,7 +60,7 @@ TARGET_ERRORS = {
 
 
 class Observer:
-    """Progress: a Rich bar on a terminal, one plain line per finished trial otherwise."""
+    """Progress: a bar with a tally of statuses and an ETA on a terminal; a line per trial otherwise."""
 
     def __init__(self, *, verbose: bool, live: bool) -> None:
         self.verbose = verbose
@@ -61,6 +70,7 @@ class Observer:
         self.live = live
         self.done = 0
         self.total = 0
+        self.tally = dict.fromkeys(TRIAL_STATUSES, 0)
 
     def started(self, total: int, skipped: int) -> None:
         """Start the bar (or print the plan)."""
@@ -71,35 +81,47 @@ class Observer:
                 TextColumn("[bold]running"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("trials"),
+                TextColumn("trials {task.fields[tally]}"),
                 TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
                 console=self.console,
                 transient=True,
             )
             self.progress.start()
-            self.task = self.progress.add_task("run", total=total)
-            if kept:
-                self.console.print(f"running {total} trials{kept}")
-        else:
-            self.console.print(f"running {total} trials{kept}")
+            self.task = self.progress.add_task("run", total=total, tally="")
+        if kept or not self.live:
+            self.console.print(f"running {_count(total, 'trial')}{kept}")
+
+    def _tally(self) -> str:
+        """`[green]3 passed[/green] [red]1 failed[/red] ...`: the statuses seen so far."""
+        parts = [
+            f"[{STATUS_STYLE[status]}]{n} {'errored' if status == 'error' else status}[/{STATUS_STYLE[status]}]"
+            for status, n in self.tally.items()
+            if n
+        ]
+        return " ".join(parts)
 
     def trial_finished(self, case: Case, trial: TrialResult) -> None:
         """Advance the bar; print the trial's line when not on a terminal or when verbose."""
         self.done += 1
+        self.tally[trial.status] = self.tally.get(trial.status, 0) + 1
         if self.progress is not None:
-            self.progress.advance(self.task)
+            self.progress.update(self.task, advance=1, tally=self._tally())
         if not self.live or self.verbose:
             score = "-" if trial.score is None else f"{trial.score:.2f}"
             style = STATUS_STYLE.get(trial.status, "")
             self.console.print(
-                f"[{self.done}/{self.total}] {case.name} trial {trial.trial}: "
+                f"[{self.done}/{self.total}] {escape(case.name)} trial {trial.trial}: "
                 f"[{style}]{trial.status}[/{style}] score {score} ({trial.duration_ms:.0f} ms)"
-                + (f" - {trial.error}" if trial.error else "")
+                + (f" - {escape(trial.error)}" if trial.error else "")
             )
         if self.verbose:
             for check in trial.checks:
                 style = STATUS_STYLE.get(check.status, "")
-                self.console.print(f"    [{style}]{check.status:7}[/{style}] {check.name}: {check.reason}")
+                self.console.print(
+                    f"    [{style}]{check.status:7}[/{style}] {escape(check.name)}: {escape(check.reason)}"
+                )
 
     def close(self) -> None:
         """Stop the bar."""
@@ -116,12 +138,6 @@ def _console() -> Console:
     return console
 
 
-def _case_cost(case: dict[str, Any]) -> str:
-    """Known cost of a case (agent and judges); `-` when no price is known."""
-    known = [part["cost_usd"] for part in (case.get("costs") or {}).values() if part.get("cost_usd") is not None]
-    return f"{sum(known):.4f}" if known else "-"
-
-
 def _usd(value: float | None) -> str:
     return "cost unknown (no price for the model)" if value is None else f"${value:.4f}"
 
@@ -130,24 +146,24 @@ def _fmt(value: float | None, spec: str = ".2f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def print_results(data: dict[str, Any], path: Path | None, output: Path | None, *, verbose: bool) -> None:
+def print_results(result: RunResult, path: Path | None, output: Path | None, *, verbose: bool) -> None:
     """Print the results table, the reasons of failed and errored cases, and where results went."""
     console = _console()
-    console.print(_table(data))
-    for line in journey_lines(data["cases"]):  # tool-call trajectories (cases with `journey` checks)
+    console.print(_table(result))
+    for line in journey_lines(result.cases):  # tool-call trajectories (cases with `journey` checks)
         console.print(line, markup=False)
-    for case in data["cases"]:
-        _print_case(console, case, verbose=verbose)
-    console.print(_summary_line(data))
+    for case in result.cases:
+        _print_case(console, case, case.summarize(result.k), verbose=verbose)
+    console.print(_summary_line(result))
     if path is not None:
         console.print(f"results: {path}")
     if output is not None:
         console.print(f"output: {output}")
 
 
-def _table(data: dict[str, Any]) -> Table:
-    table = Table(title=f"Results: {data['run_id']}", title_justify="left")
-    k = _k_label(data)
+def _table(result: RunResult) -> Table:
+    table = Table(title=f"Results: {result.run_id}", title_justify="left")
+    k = _k_label(result)
     for column, justify in [
         ("case", "left"),
         ("status", "left"),
@@ -163,78 +179,77 @@ def _table(data: dict[str, Any]) -> Table:
         ("cost $", "right"),
     ]:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for case in data["cases"]:
-        counts = case["trial_counts"]
-        style = STATUS_STYLE.get(case["status"], "")
+    for case in result.cases:
+        agg = case.summarize(result.k)
+        stats, counts = agg.statistics, agg.trial_counts
+        style = STATUS_STYLE.get(agg.status, "")
+        own_k = "" if stats.k is None or str(stats.k) == k else f" (k={stats.k})"
         table.add_row(
-            case["name"],
-            f"[{style}]{case['status']}[/{style}]",
-            _fmt(case["pass_rate"] and case["pass_rate"] * 100, ".0f") + ("%" if case["pass_rate"] is not None else ""),
-            _ci(case.get("pass_rate_ci")),
-            _fmt(case.get("pass_at_k")) + _own_k(case, k),
-            _fmt(case["pass_k"]) + _own_k(case, k),
-            _fmt(case["avg_score"]),
+            escape(case.name),
+            f"[{style}]{agg.status}[/{style}]",
+            "-" if agg.pass_rate is None else f"{agg.pass_rate * 100:.0f}%",
+            _ci(agg.statistics.interval),
+            _fmt(stats.pass_at_k) + own_k,
+            _fmt(stats.pass_hat_k) + own_k,
+            _fmt(agg.avg_score),
             f"{counts['passed']}/{counts['failed']}/{counts['error']}",
-            _fmt(case["latency_ms"]["p50"], ".0f"),
-            _fmt(case["latency_ms"]["p95"], ".0f"),
-            str(case["tokens"]["total"]),
-            _case_cost(case),
+            _fmt(agg.p50_ms, ".0f"),
+            _fmt(agg.p95_ms, ".0f"),
+            str(agg.tokens.total_tokens),
+            _fmt(agg.known_cost, ".4f"),
         )
     return table
 
 
-def _print_case(console: Console, case: dict[str, Any], *, verbose: bool) -> None:
+def _print_case(console: Console, case: CaseResult, agg: CaseAggregate, *, verbose: bool) -> None:
     """A case's failing checks (every one, passing cases included) and its notes."""
-    failing = _failing_check_lines(case)
-    if case["status"] == "passed" and not verbose and not failing:
+    failing = _failing_check_lines(agg)
+    if agg.status == "passed" and not verbose and not failing:
         return
     notes = _case_notes(case)
     if not notes and not failing:
         return
-    style = STATUS_STYLE.get(case["status"], "")
-    status = f"[{style}]{case['status']}[/{style}]"
-    if case["status"] == "passed" and failing:
+    style = STATUS_STYLE.get(agg.status, "")
+    status = f"[{style}]{agg.status}[/{style}]"
+    if agg.status == "passed" and failing:
         status += f", with {_count(len(failing), 'failing check')}"
-    console.print(f"{status} [bold]{case['name']}[/bold] ({case['file']})")
+    console.print(f"{status} [bold]{escape(case.name)}[/bold] ({escape(case.file)})")
     for line in failing:  # every failed check, never cut
         console.print(f"  {line}", markup=False)
     for note in notes:
         console.print(f"  {note}", markup=False)
 
 
-def _summary_line(data: dict[str, Any]) -> str:
-    summary = data["summary"]
-    trials = summary["trials"]
+def _summary_line(result: RunResult) -> str:
+    summary = result.summary
+    trials, checks = summary.trials, summary.checks
+    extra = [(summary.inconclusive, "inconclusive"), (summary.skipped, "skipped")]
     line = (
-        f"{summary['cases']} cases: [green]{summary['passed']} passed[/green], "
-        f"[red]{summary['failed']} failed[/red], [yellow]{summary['errored']} errored[/yellow]"
-        + "".join(f", {summary[k]} {k}" for k in ("inconclusive", "skipped") if summary.get(k))
-        + "; "
-        f"{trials['run']} trials ({trials['passed']} passed, {trials['failed']} failed, "
-        f"{trials['errored']} errored)"
+        f"{_count(summary.cases, 'case')}: [green]{summary.passed} passed[/green], "
+        f"[red]{summary.failed} failed[/red], [yellow]{summary.errored} errored[/yellow]"
+        + "".join(f", {n} {label}" for n, label in extra if n)
+        + f"; {_count(trials.run, 'trial')} ({trials.passed} passed, {trials.failed} failed, {trials.errored} errored)"
+        f"; checks: {checks['passed']} passed, {checks['failed']} failed, {checks['error']} errors"
     )
-    checks = summary["checks"]
-    line += f"; checks: {checks['passed']} passed, {checks['failed']} failed, {checks['error']} errors"
     if checks["skipped"]:
-        skipped = (c for case in data["cases"] for t in case["trials"] for c in t["checks"] if c["status"] == "skipped")
-        reasons = sorted({c["reason"] for c in skipped})
-        line += f", {checks['skipped']} skipped ({'; '.join(reasons[:3])})"
-    line += _statistics_line(summary, _k_label(data))
-    if summary["retries"]:
-        line += f"; {summary['retries']} agent calls retried"
-    costs = summary.get("costs") or {}
+        reasons = "; ".join(escape(reason) for reason in summary.skipped_check_reasons[:3])
+        line += f", {checks['skipped']} skipped ({reasons})"
+    line += _statistics_line(summary, _k_label(result))
+    if summary.retries:
+        line += f"; {_count(summary.retries, 'agent call')} retried"
     for role in ("judge", "simulator"):
-        used = costs.get(role) or {}
-        if used.get("calls"):
+        used = summary.costs.get(role)
+        if used and used["calls"]:
             line += (
-                f"; {role}: {used['calls']} calls ({used['cached_calls']} cached), "
+                f"; {role}: {_count(used['calls'], 'call')} ({used['cached_calls']} cached), "
                 f"{used['prompt'] + used['completion']} tokens, {_usd(used['cost_usd'])}"
             )
-    agent_cost = (costs.get("agent") or {}).get("cost_usd")
-    if agent_cost is not None:
-        line += f"; agent: {_usd(agent_cost)}"
-    if data["status"] != "complete":
-        line += f" [yellow]- run {data['status']}{': ' + data['reason'] if data.get('reason') else ''}[/yellow]"
+    agent = summary.costs.get("agent")
+    if agent and agent["cost_usd"] is not None:
+        line += f"; agent: {_usd(agent['cost_usd'])}"
+    if result.status != "complete":
+        why = f": {escape(result.reason)}" if result.reason else ""
+        line += f" [yellow]- run {result.status}{why}[/yellow]"
     return line
 
 
@@ -242,149 +257,143 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _failing_check_lines(case: dict[str, Any]) -> list[str]:
+def _failing_check_lines(agg: CaseAggregate) -> list[str]:
     """One line per check that failed in any trial: which, where, in how many trials, and why."""
     lines = []
-    for check in case.get("failing_checks") or []:
-        where = "" if check["turn"] is None else f"turn {check['turn'] + 1} "
+    for check in agg.failing_checks:
+        where = "" if check.turn is None else f"turn {check.turn + 1} "
         lines.append(
-            f"[failed] {where}{check['name']}: failed in {check['failed']} of {_count(check['ran'], 'trial')}"
-            f" - {check['reason']}"
+            f"[failed] {where}{check.name}: failed in {check.failed} of {_count(check.ran, 'trial')} - {check.reason}"
         )
     return lines
 
 
-def _k_label(data: dict[str, Any]) -> str:
+def _k_label(result: RunResult) -> str:
     """The k the table headers show: the run's `--k`, the cases' common trial count, else `k`."""
-    ks = {case.get("k") for case in data["cases"] if case.get("k") is not None}
-    chosen = (data.get("summary") or {}).get("k")
-    return str(chosen) if chosen is not None else str(ks.pop()) if len(ks) == 1 else "k"
+    if result.k is not None:
+        return str(result.k)
+    ks = {k for case in result.cases if (k := case.summarize(None).statistics.k) is not None}
+    return str(ks.pop()) if len(ks) == 1 else "k"
 
 
-def _own_k(case: dict[str, Any], label: str) -> str:
-    """` (k=3)` after a cell whose case used another k than the header's."""
-    return "" if case.get("k") is None or str(case["k"]) == label else f" (k={case['k']})"
-
-
-def _ci(interval: list[float] | None) -> str:
+def _ci(interval: tuple[float, float] | list[float] | None) -> str:
     """A 95 % interval as `21-94%`; `-` when there is none."""
     return "-" if interval is None else f"{interval[0] * 100:.0f}-{interval[1] * 100:.0f}%"
 
 
-def _statistics_line(summary: dict[str, Any], k: str) -> str:
+def _statistics_line(summary: RunAggregate, k: str) -> str:
     """`; case pass rate 67% (95% CI 21-94%), pass@3 0.83, pass^3 0.50` for the summary line."""
-    if summary.get("pass_rate") is None:
+    if summary.pass_rate is None:
         return ""
-    text = f"; case pass rate {summary['pass_rate'] * 100:.0f}% (95% CI {_ci(summary.get('pass_rate_ci'))})"
-    if summary.get("pass_at_k") is not None:
-        text += f", mean pass@{k} {summary['pass_at_k']:.2f}, pass^{k} {_fmt(summary.get('pass_hat_k'))}"
+    text = f"; case pass rate {summary.pass_rate * 100:.0f}% (95% CI {_ci(summary.pass_rate_ci)})"
+    if summary.pass_at_k is not None:
+        text += f", mean pass@{k} {summary.pass_at_k:.2f}, pass^{k} {_fmt(summary.pass_hat_k)}"
     return text
 
 
-def _case_notes(case: dict[str, Any]) -> list[str]:
-    notes: list[str] = []
-    seen: set[str] = set()
-    for trial in case["trials"]:
-        if trial["error"]:
-            note = f"trial {trial['trial']} error: {trial['error']}"
-            if note not in seen:
-                notes.append(note)
-                seen.add(note)
-        if trial.get("reason"):  # why it was skipped or inconclusive
-            note = f"trial {trial['trial']} {trial['status']}: {trial['reason']}"
-            if note not in seen:
-                notes.append(note)
-                seen.add(note)
-        for name, arm in (trial.get("simulation") or {}).get("arms", {}).items():
-            parts = ", ".join(f"{k} {_fmt(arm['composite'][k])}" for k in ("overall", "timing", "tasks", "assertions"))
-            note = (
-                f"trial {trial['trial']} arm {name}: {arm['status']} ({parts}, penalty {arm['composite']['penalty']})"
-            )
-            notes.append(note)
-        for check in trial["checks"]:
-            if check["status"] == "error":  # failed checks are listed, all of them, by _failing_check_lines
-                note = f"[{check['status']}] turn {_turn(check['turn'])} {check['name']}: {check['reason']}"
-                if note not in seen:
-                    notes.append(note)
-                    seen.add(note)
-        for warning in trial["warnings"]:
-            note = f"warning: {warning}"
-            if note not in seen:
-                notes.append(note)
-                seen.add(note)
-    skipped = {c["reason"] for t in case["trials"] for c in t["checks"] if c["status"] == "skipped"}
-    notes.extend(f"[skipped] {reason}" for reason in sorted(skipped))
-    return notes[:12]
+def _case_notes(case: CaseResult) -> list[str]:
+    """Errors, skip and inconclusive reasons, simulated arms, errored checks and warnings: each once."""
+    notes: dict[str, None] = {}
+    for trial in sorted(case.trials, key=lambda t: t.trial):
+        if trial.error:
+            notes[f"trial {trial.trial} error: {trial.error}"] = None
+        if trial.reason:  # why it was skipped or inconclusive
+            notes[f"trial {trial.trial} {trial.status}: {trial.reason}"] = None
+        for name, arm in (trial.simulation or {}).get("arms", {}).items():
+            composite = arm["composite"]
+            parts = ", ".join(f"{k} {_fmt(composite[k])}" for k in ("overall", "timing", "tasks", "assertions"))
+            notes[f"trial {trial.trial} arm {name}: {arm['status']} ({parts}, penalty {composite['penalty']})"] = None
+        for check in trial.checks:
+            if check.status == "error":  # failed checks are listed, all of them, by _failing_check_lines
+                notes[f"[error] turn {_turn(check.turn)} {check.name}: {check.reason}"] = None
+        for warning in trial.warnings:
+            notes[f"warning: {warning}"] = None
+    skipped = {c.reason for t in case.trials for c in t.checks if c.status == "skipped"}
+    return [*notes, *(f"[skipped] {reason}" for reason in sorted(skipped))][:12]
 
 
 def _turn(index: int | None) -> str:
     return "-" if index is None else str(index + 1)
 
 
-def summary_json(data: dict[str, Any], path: Path | None, *, fail_on_skipped: bool = False) -> dict[str, Any]:
+def summary_json(result: RunResult, path: Path | None, *, fail_on_skipped: bool = False) -> dict[str, Any]:
     """The `--ci` JSON: the run summary, each case's outcome and where the results file is.
 
     Each case says why it was skipped and which checks failed.
 
     Args:
-        data: The results JSON.
-        path: Where it was written.
+        result: The run.
+        path: Where its results JSON was written.
         fail_on_skipped: Whether a skipped case makes the exit code `EXIT_SKIPPED` (`--ci` without
             `--allow-skipped`).
     """
     return {
-        "version": data["version"],
-        "run_id": data["run_id"],
-        "status": data["status"],
-        "model": data["model"],
-        "target": data["target"],
+        "version": RESULTS_VERSION,
+        "run_id": result.run_id,
+        "status": result.status,
+        "model": result.model,
+        "target": result.target,
         "results_file": None if path is None else str(path),
-        "exit_code": exit_code(data, fail_on_skipped=fail_on_skipped),
-        "summary": data["summary"],
-        "cases": [
-            {
-                "name": c["name"],
-                "file": c["file"],
-                "status": c["status"],
-                "pass_rate": c["pass_rate"],
-                "pass_k": c["pass_k"],
-                **{key: c.get(key) for key in ("k", "pass_at_k", "pass_hat_k", "pass_rate_ci")},
-                "avg_score": c["avg_score"],
-                "trial_counts": c["trial_counts"],
-                **({"reason": c["reason"]} if c.get("reason") else {}),
-                "failing_checks": [
-                    {k: f[k] for k in ("name", "turn", "failed", "ran")} for f in c.get("failing_checks") or []
-                ],
-            }
-            for c in data["cases"]
+        "exit_code": exit_code(result, fail_on_skipped=fail_on_skipped),
+        "summary": result.summary.to_dict(),
+        "cases": [_case_json(case, case.summarize(result.k)) for case in result.cases],
+    }
+
+
+def _case_json(case: CaseResult, agg: CaseAggregate) -> dict[str, Any]:
+    data = agg.to_dict()
+    return {
+        "name": case.name,
+        "file": case.file,
+        "status": agg.status,
+        "pass_rate": data["pass_rate"],
+        "pass_k": data["pass_k"],
+        **{key: data[key] for key in ("k", "pass_at_k", "pass_hat_k", "pass_rate_ci")},
+        "avg_score": data["avg_score"],
+        "trial_counts": agg.trial_counts,
+        **({"reason": agg.reason} if agg.reason else {}),
+        "failing_checks": [
+            {"name": f.name, "turn": f.turn, "failed": f.failed, "ran": f.ran} for f in agg.failing_checks
         ],
     }
 
 
-def exit_code(data: dict[str, Any], *, fail_on_skipped: bool = False) -> int:
-    """The exit code the results call for (always computed from the written data; see the module docstring).
+def exit_code(run: RunResult | dict[str, Any], *, fail_on_skipped: bool = False) -> int:
+    """The exit code a run calls for (see the module docstring): from a run, or a results file's JSON.
 
     Args:
-        data: The results JSON.
+        run: The run, or its results JSON (both give the same code: the file is the run serialised).
         fail_on_skipped: Whether a skipped case exits `EXIT_SKIPPED` (`--ci` without `--allow-skipped`);
             otherwise skipped cases are listed with their reason and do not change the code.
     """
-    if data["status"] == "interrupted":
+    if isinstance(run, RunResult):
+        summary = run.summary
+        status, reason = run.status, run.reason
+        counts = (summary.failed, summary.errored, summary.inconclusive, summary.skipped)
+        trials = [(t.status, t.error_type) for case in run.cases for t in case.trials]
+    else:
+        data = run.get("summary") or {}
+        status, reason = run["status"], run.get("reason")
+        counts = (data["failed"], data["errored"], data.get("inconclusive", 0), data.get("skipped", 0))
+        trials = [(t["status"], t.get("error_type")) for c in run["cases"] for t in c["trials"]]
+    if status == "interrupted":
         return EXIT_INTERRUPTED
-    if data["status"] == "aborted":
-        if str(data.get("reason") or "").startswith(ERROR_BUDGET_EXCEEDED):  # --max-errors stopped it
+    if status == "aborted":
+        if str(reason or "").startswith(ERROR_BUDGET_EXCEEDED):  # --max-errors stopped it
             return EXIT_ERRORED
         return EXIT_UNREACHABLE  # e.g. the budget was reached: the run could not complete
-    trials = [t for c in data["cases"] for t in c["trials"]]
-    if trials and all(t["status"] == "error" and t.get("error_type") in TARGET_ERRORS for t in trials):
+    if trials and all(s == "error" and kind in TARGET_ERRORS for s, kind in trials):
         return EXIT_UNREACHABLE
-    summary = data["summary"]
-    if summary["failed"]:
+    return _exit_for_counts(*counts, fail_on_skipped=fail_on_skipped)
+
+
+def _exit_for_counts(failed: int, errored: int, inconclusive: int, skipped: int, *, fail_on_skipped: bool) -> int:
+    if failed:
         return EXIT_FAILED
-    if summary["errored"]:
+    if errored:
         return EXIT_ERRORED
-    if summary.get("inconclusive"):  # the simulated user misbehaved: not the agent's failure, not a pass
+    if inconclusive:  # the simulated user misbehaved: not the agent's failure, not a pass
         return EXIT_INCONCLUSIVE
-    if summary.get("skipped") and fail_on_skipped:  # nothing was checked: not a pass in CI
+    if skipped and fail_on_skipped:  # nothing was checked: not a pass in CI
         return EXIT_SKIPPED
     return EXIT_PASSED

@@ -83,13 +83,13 @@ def rescore_command(
         )
     )
     outcome = guard(lambda: rescore_sync(path, options, checks=checks))
-    data = outcome.data
+    result = outcome.result
     fail_on_skipped = ci and not allow_skipped
     if ci:
-        summary = summary_json(data, outcome.path, fail_on_skipped=fail_on_skipped)
-        summary["rescored_from"] = data.get("rescored_from")
+        summary = summary_json(result, outcome.path, fail_on_skipped=fail_on_skipped)
+        summary["rescored_from"] = result.rescored_from
         typer.echo(json.dumps(summary, indent=2))
     else:
-        print_results(data, outcome.path, None, verbose=verbose)
-        typer.echo(f"rescored from {data.get('rescored_from')} ({path})")
-    raise typer.Exit(exit_code(data, fail_on_skipped=fail_on_skipped))
+        print_results(result, outcome.path, None, verbose=verbose)
+        typer.echo(f"rescored from {result.rescored_from} ({path})")
+    raise typer.Exit(exit_code(result, fail_on_skipped=fail_on_skipped))

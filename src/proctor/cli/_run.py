@@ -240,17 +240,17 @@ def run_command(
     finally:
         if observer is not None:
             observer.close()
-    data = outcome.data
+    result = outcome.result
     if output is not None:
         from proctor.results import write_output
 
-        write_output(output, data)
+        write_output(output, outcome.data)
     fail_on_skipped = ci and not allow_skipped
     if ci:
-        typer.echo(json.dumps(summary_json(data, outcome.path, fail_on_skipped=fail_on_skipped), indent=2))
+        typer.echo(json.dumps(summary_json(result, outcome.path, fail_on_skipped=fail_on_skipped), indent=2))
     else:
-        print_results(data, outcome.path, output, verbose=verbose)
-    raise typer.Exit(exit_code(data, fail_on_skipped=fail_on_skipped))
+        print_results(result, outcome.path, output, verbose=verbose)
+    raise typer.Exit(exit_code(result, fail_on_skipped=fail_on_skipped))
 
 
 def check_judges_configured(cases: list[Any], judge: str | None) -> None:

@@ -5,20 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from proctor.results import CaseResult
+
 __all__ = ["journey_lines", "journey_summary"]
 
 
-def journey_summary(case: dict[str, Any]) -> dict[str, Any] | None:
+def journey_summary(case: CaseResult) -> dict[str, Any] | None:
     """Aggregate the watsonx metrics of a case's `journey` checks over its trials (`None`: it has none).
 
     Journey success is the fraction of trials whose journey succeeded; precision, recall and response
     time are averaged over the trials; call counts are summed.
     """
     metrics = [
-        check["details"]["metrics"]
-        for trial in case.get("trials", [])
-        for check in trial.get("checks", [])
-        if check.get("type") == "journey" and "metrics" in (check.get("details") or {})
+        check.details["metrics"]
+        for trial in case.trials
+        for check in trial.checks
+        if check.type == "journey" and "metrics" in (check.details or {})
     ]
     if not metrics:
         return None
@@ -38,7 +40,7 @@ def journey_summary(case: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def journey_lines(cases: Iterable[dict[str, Any]]) -> list[str]:
+def journey_lines(cases: Iterable[CaseResult]) -> list[str]:
     """One console line per case with journeys.
 
     E.g. `trajectory hr_agent_timeoff: journey success 3/3, precision 1.00, recall 1.00, correct calls 2/2, ...`.
@@ -51,7 +53,7 @@ def journey_lines(cases: Iterable[dict[str, Any]]) -> list[str]:
         count = summary["journeys"]
         succeeded = round(summary["journey_success"] * count)
         line = (
-            f"trajectory {case['name']}: journey success {succeeded}/{count}, "
+            f"trajectory {case.name}: journey success {succeeded}/{count}, "
             f"precision {summary['tool_call_precision']:.2f}, recall {summary['tool_call_recall']:.2f}, "
             f"correct calls {_per(summary['correct_tool_calls'], count)}/{_per(summary['expected_tool_calls'], count)}"
             f", wrong parameters {_per(summary['incorrect_parameter_calls'], count)} per trial"

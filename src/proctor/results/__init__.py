@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from proctor._lazy import lazy_attributes as _lazy_attributes
+from proctor.results._aggregate import CaseAggregate, FailingCheck, RunAggregate, TrialCounts
 from proctor.results._journal import Journal, read_previous_trials
 from proctor.results._model import RESULTS_VERSION, CaseResult, RunResult, TrialResult, with_k
 from proctor.results._writers import write_json, write_junit, write_output
 
 if TYPE_CHECKING:
     from proctor.results._comparison import CaseComparison, Comparison, compare_runs
+    from proctor.results._format import results_json_schema
     from proctor.results._history import HistoryStore, default_history_path, index_run, resolve_history_path
     from proctor.results._report import write_report
     from proctor.results._stats import BootstrapInterval, mcnemar_exact, paired_bootstrap, pass_at_k, wilson_interval
@@ -39,20 +41,25 @@ _LAZY = {
     "resolve_history_path": "proctor.results._history",
     "wilson_interval": "proctor.results._stats",
     "write_report": "proctor.results._report",
+    "results_json_schema": "proctor.results._format",
 }
 
 __all__ = [
     "RESULTS_VERSION",
     "BootstrapInterval",
+    "CaseAggregate",
     "CaseComparison",
     "CaseResult",
     "Comparison",
+    "FailingCheck",
     "HistoryStore",
     "Journal",
     "Report",
+    "RunAggregate",
     "RunResult",
     "RunSummary",
     "StoredCase",
+    "TrialCounts",
     "TrialResult",
     "build_report",
     "compare_runs",
@@ -64,6 +71,7 @@ __all__ = [
     "pass_at_k",
     "read_previous_trials",
     "resolve_history_path",
+    "results_json_schema",
     "wilson_interval",
     "with_k",
     "write_json",

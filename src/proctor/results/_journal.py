@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from proctor.errors import ConfigError
+from proctor.results._format import validate_results, validate_trial
 from proctor.results._model import TrialResult
 
 __all__ = ["Journal", "read_previous_trials"]
@@ -72,7 +73,7 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
     trials: dict[tuple[str, int], TrialResult] = {}
     if path.suffix == ".jsonl":
         header: dict[str, Any] = {}
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
@@ -80,6 +81,7 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
             if record.get("kind") == "run":
                 header = record
             elif record.get("kind") == "trial":
+                validate_trial(record, f"--resume: {path}:{number}")
                 trial = TrialResult.from_dict(record["case"], record)
                 trials[(trial.case_key, trial.trial)] = trial
         if not header:
@@ -87,6 +89,7 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
         return header, trials
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        validate_results(data, f"--resume: {path}")
         for case in data["cases"]:
             key = f"{case['file']}::{case['name']}"
             for raw in case["trials"]:

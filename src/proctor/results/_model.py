@@ -10,24 +10,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.checks import CheckResult
-from proctor.scoring import case_outcome, nothing_scored_reason, pass_statistics, percentile, wilson_interval
+from proctor.results._aggregate import (
+    TRIAL_STATUSES,
+    CaseAggregate,
+    RoleCosts,
+    RunAggregate,
+    add_costs,
+    aggregate_case,
+    aggregate_run,
+    mean_statistics,
+    zero_costs,
+)
+from proctor.scoring import nothing_scored_reason, pass_statistics, wilson_interval
 from proctor.transcript import Message, ToolCall, Usage
 
 __all__ = [
     "RESULTS_VERSION",
+    "TRIAL_STATUSES",
     "CaseResult",
     "RunResult",
     "TrialResult",
     "case_statistics",
-    "failing_checks",
     "run_statistics",
     "with_k",
 ]
 
 RESULTS_VERSION = 1
 """Version of the results JSON format."""
-TRIAL_STATUSES = ("passed", "failed", "error", "inconclusive", "skipped")
-"""Every trial (and case) status."""
 
 
 @dataclass(slots=True)
@@ -68,6 +77,7 @@ class TrialResult:
     simulation: dict[str, Any] | None = None
     """A simulated-user trial's arms (transcripts, checks, composite components) and their difference."""
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _costs: dict[str, RoleCosts] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.status == "skipped" and self.reason is None:  # a skipped trial always says why
@@ -78,34 +88,40 @@ class TrialResult:
         """Whether the trial passed."""
         return self.status == "passed"
 
-    def costs(self) -> dict[str, dict[str, Any]]:
+    def costs(self) -> dict[str, RoleCosts]:
         """Tokens and USD by role: the agent's, the judges' and, in a simulated trial, the simulator's.
 
-        A simulated trial counts every arm, not only the primary one.
+        A simulated trial counts every arm, not only the primary one. Computed once (a finished trial does
+        not change).
         """
+        if self._costs is None:
+            self._costs = self._count_costs()
+        return self._costs
+
+    def _count_costs(self) -> dict[str, RoleCosts]:
         arms = list((self.simulation or {}).get("arms", {}).values())
         details = [c.get("details") or {} for arm in arms for c in arm.get("checks") or []] if arms else None
-        judge = _zero_costs()
+        judge = zero_costs()
         for detail in details if details is not None else [c.details for c in self.checks]:
             call = detail.get("judge") if detail else None
             if call:
-                _add_costs(judge, _call_costs(call))
+                add_costs(judge, _call_costs(call))
         replies = (
             sum(1 for arm in arms for m in arm.get("turns") or [] if m.get("role") == "assistant")
             if arms
             else sum(1 for m in self.turns if m.role == "assistant")
         )
-        agent = _zero_costs()
+        agent = zero_costs()
         usage = self.usage
         prices = {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "cost_usd": self.agent_cost_usd}
-        _add_costs(agent, {"calls": replies, **prices})
+        add_costs(agent, {"calls": replies, **prices})
         if not arms:
             return {"agent": agent, "judge": judge}
-        simulator = _zero_costs()
+        simulator = zero_costs()
         for arm in arms:
             tokens = arm.get("simulator_usage") or {}
             part = {"prompt": tokens.get("prompt", 0), "completion": tokens.get("completion", 0)}
-            _add_costs(
+            add_costs(
                 simulator, {**part, "calls": arm.get("simulator_calls", 0), "cost_usd": arm.get("simulator_cost_usd")}
             )
         return {"agent": agent, "judge": judge, "simulator": simulator}
@@ -193,73 +209,36 @@ class CaseResult:
     """Its trials, by trial number."""
     description: str | None = None
     """What the case tests."""
+    _aggregate: tuple[tuple[int, int | None], CaseAggregate] | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:
         """`<file>::<name>`."""
         return f"{self.file}::{self.name}"
 
+    def summarize(self, k: int | None = None) -> CaseAggregate:
+        """The case's figures over its trials (computed once per trial count and k)."""
+        key = (len(self.trials), k)
+        if self._aggregate is None or self._aggregate[0] != key:
+            trials = sorted(self.trials, key=lambda t: t.trial)
+            self._aggregate = (key, aggregate_case(trials, min_pass_rate=self.min_pass_rate, k=k))
+        return self._aggregate[1]
+
     def to_dict(self, k: int | None = None) -> dict[str, Any]:
-        """Return the JSON form, with the case's aggregates (pass@k and pass^k for `k`, default n)."""
-        trials = sorted(self.trials, key=lambda t: t.trial)
-        outcome = case_outcome([t.status for t in trials], min_pass_rate=self.min_pass_rate)
-        scores = [t.score for t in trials if t.score is not None and t.status != "error"]
-        latencies = [lat for t in trials for lat in t.latencies()]
-        usage = sum((t.usage for t in trials), Usage())
-        p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+        """Return the JSON form: identity, the aggregates of `summarize(k)`, then the trials."""
         return {
             "name": self.name,
             "suite": self.suite,
             "file": self.file,
             "description": self.description,
             "tags": self.tags,
-            "status": outcome.status,
-            **({"reason": _skip_reason(trials)} if outcome.status == "skipped" else {}),
-            "passed": outcome.status == "passed",
-            "pass_rate": _round(outcome.pass_rate),
-            **case_statistics([t.status for t in trials], k),
+            **self.summarize(k).to_dict(),
             "min_pass_rate": self.min_pass_rate,
-            "avg_score": _round(sum(scores) / len(scores)) if scores else None,
-            "trial_counts": {
-                status: n
-                for status in TRIAL_STATUSES
-                if (n := sum(1 for t in trials if t.status == status)) or status in ("passed", "failed", "error")
-            },
-            "latency_ms": {"p50": _round(p50, 3), "p95": _round(p95, 3)},
-            "tokens": usage.to_dict(),
-            "costs": _sum_costs(t.to_dict()["costs"] for t in trials),
-            "retries": sum(t.retries for t in trials),
-            "failing_checks": failing_checks(trials),
-            "trials": [t.to_dict() for t in trials],
+            "trials": [t.to_dict() for t in sorted(self.trials, key=lambda t: t.trial)],
         }
 
 
-def failing_checks(trials: list[TrialResult]) -> list[dict[str, Any]]:
-    """Every check that failed in at least one trial, in check order (so a passing case still shows them).
-
-    Each: name, type, turn, in how many trials it failed of how many scored it, and its first failure's reason.
-    """
-    found: dict[tuple[str, str, int | None], dict[str, Any]] = {}
-    for trial in trials:
-        for check in trial.checks:
-            key = (check.name, check.type, check.turn)
-            entry = found.setdefault(
-                key, {"name": check.name, "type": check.type, "turn": check.turn, "failed": 0, "ran": 0, "reason": None}
-            )
-            if check.status in ("passed", "failed"):
-                entry["ran"] += 1
-            if check.status == "failed":
-                entry["failed"] += 1
-                entry["reason"] = entry["reason"] or check.reason
-    return [entry for entry in found.values() if entry["failed"]]
-
-
-def _skip_reason(trials: list[TrialResult]) -> str:
-    """Why every trial of a skipped case was skipped (their distinct reasons)."""
-    return "; ".join(dict.fromkeys(t.reason or "no reason given" for t in trials if t.status == "skipped"))
-
-
-def _call_costs(call: dict[str, Any]) -> dict[str, Any]:
+def _call_costs(call: dict[str, Any]) -> RoleCosts:
     """A judged check's `details.judge` as costs."""
     calls = call.get("calls", 1)
     return {
@@ -269,29 +248,6 @@ def _call_costs(call: dict[str, Any]) -> dict[str, Any]:
         "completion": call["usage"]["completion"],
         "cost_usd": call.get("cost_usd"),
     }
-
-
-def _zero_costs() -> dict[str, Any]:
-    return {"calls": 0, "cached_calls": 0, "prompt": 0, "completion": 0, "cost_usd": None}
-
-
-def _add_costs(total: dict[str, Any], part: dict[str, Any]) -> None:
-    for key in ("calls", "cached_calls", "prompt", "completion"):
-        total[key] += part.get(key, 0)
-    if part.get("cost_usd") is not None:  # unknown prices stay unknown (None), never a silent 0
-        total["cost_usd"] = round((total["cost_usd"] or 0.0) + part["cost_usd"], 8)
-
-
-def _sum_costs(items: Any) -> dict[str, dict[str, Any]]:
-    totals: dict[str, dict[str, Any]] = {}
-    for costs in items:
-        for role, part in costs.items():
-            _add_costs(totals.setdefault(role, _zero_costs()), part)
-    return totals or {"agent": _zero_costs(), "judge": _zero_costs()}
-
-
-def _round(value: float | None, digits: int = 6) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 @dataclass(slots=True)
@@ -322,17 +278,21 @@ class RunResult:
     """For a run made by `proctor rescore`: the run whose transcripts it re-checked (in the JSON only when set)."""
     k: int | None = None
     """The k of pass@k and pass^k (`--k`); `None`: each case's number of scored trials."""
+    _summary: tuple[tuple[Any, ...], RunAggregate] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def summary(self) -> RunAggregate:
+        """The run's figures (computed once per set of trials; each case's are in `CaseResult.summarize`)."""
+        key = (tuple(len(c.trials) for c in self.cases), self.k, self.planned_trials)
+        if self._summary is None or self._summary[0] != key:
+            aggregates = [case.summarize(self.k) for case in self.cases]
+            summary = aggregate_run([c.trials for c in self.cases], aggregates, k=self.k, planned=self.planned_trials)
+            self._summary = (key, summary)
+        return self._summary[1]
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the versioned JSON form."""
-        cases = [c.to_dict(self.k) for c in self.cases]
-        count = len(cases)
-        passed = sum(1 for c in cases if c["status"] == "passed")
-        failed = sum(1 for c in cases if c["status"] == "failed")
-        errored = sum(1 for c in cases if c["status"] == "error")
-        inconclusive = sum(1 for c in cases if c["status"] == "inconclusive")
-        skipped = sum(1 for c in cases if c["status"] == "skipped")
-        trials = [t for c in cases for t in c["trials"]]
+        """Return the versioned JSON form (a serialisation of the fields and `summary`; nothing computed)."""
+        summary = self.summary.to_dict()
         return {
             "version": RESULTS_VERSION,
             "run_id": self.run_id,
@@ -344,40 +304,8 @@ class RunResult:
             "target": self.target,
             "seed": self.seed,
             **({"rescored_from": self.rescored_from} if self.rescored_from is not None else {}),
-            "summary": {
-                "cases": count,
-                "passed": passed,
-                "failed": failed,
-                "errored": errored,
-                **({"inconclusive": inconclusive} if inconclusive else {}),
-                **({"skipped": skipped} if skipped else {}),
-                # skipped cases checked nothing: they are neither passes nor failures of the rate
-                "pass_rate": round(passed / (count - skipped), 6) if count > skipped else None,
-                **run_statistics(cases, self.k),
-                "trials": {
-                    "planned": self.planned_trials,
-                    "run": len(trials),
-                    "passed": sum(1 for t in trials if t["status"] == "passed"),
-                    "failed": sum(1 for t in trials if t["status"] == "failed"),
-                    "errored": sum(1 for t in trials if t["status"] == "error"),
-                    **{
-                        status: n
-                        for status in ("inconclusive", "skipped")
-                        if (n := sum(1 for t in trials if t["status"] == status))
-                    },
-                },
-                "trial_pass_rate_ci": _interval(trials),
-                "checks": {
-                    status: sum(1 for t in trials for c in t["checks"] if c["status"] == status)
-                    for status in ("passed", "failed", "error", "skipped")
-                },
-                "tokens": sum(
-                    (Usage(c["tokens"]["prompt"], c["tokens"]["completion"]) for c in cases), Usage()
-                ).to_dict(),
-                "retries": sum(c["retries"] for c in cases),
-                "costs": _sum_costs(c["costs"] for c in cases),
-            },
-            "cases": cases,
+            "summary": summary,
+            "cases": [c.to_dict(self.k) for c in self.cases],
         }
 
 
@@ -391,31 +319,32 @@ def case_statistics(statuses: list[str], k: int | None) -> dict[str, Any]:
     return {**stats.to_dict(), "pass_k": _round(stats.pass_hat_k)}
 
 
-def _interval(items: list[dict[str, Any]]) -> list[float] | None:
-    """The 95 % Wilson interval of passed / (passed + failed) over cases or trials."""
-    passed = sum(1 for item in items if item["status"] == "passed")
-    interval = wilson_interval(passed, passed + sum(1 for item in items if item["status"] == "failed"))
-    return None if interval is None else [round(v, 6) for v in interval]
-
-
-def _mean(values: list[float]) -> float | None:
-    return round(sum(values) / len(values), 6) if values else None
-
-
 def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]:
     """A run's `k`, mean `pass_at_k` and `pass_hat_k` over the cases that have them, and `pass_rate_ci`.
 
-    `pass_rate_ci` is the 95 % Wilson interval of the case pass rate (passed / cases not skipped); the
-    trial pass rate's is `trial_pass_rate_ci`, beside it in the summary.
+    From the cases' JSON (what `with_k` recomputes for a results file); a run being recorded gets the same
+    figures from `RunResult.summary`, through the same `mean_statistics`.
     """
-    passed = sum(1 for case in cases if case["status"] == "passed")
-    interval = wilson_interval(passed, sum(1 for case in cases if case["status"] != "skipped"))
+    at_k, hat_k, interval = mean_statistics(
+        [c["status"] for c in cases], (c.get("pass_at_k") for c in cases), (c.get("pass_hat_k") for c in cases)
+    )
     return {
         "k": k,
-        "pass_at_k": _mean([c["pass_at_k"] for c in cases if c.get("pass_at_k") is not None]),
-        "pass_hat_k": _mean([c["pass_hat_k"] for c in cases if c.get("pass_hat_k") is not None]),
+        "pass_at_k": _round(at_k),
+        "pass_hat_k": _round(hat_k),
         "pass_rate_ci": None if interval is None else [round(v, 6) for v in interval],
     }
+
+
+def _trial_interval(trials: list[dict[str, Any]]) -> list[float] | None:
+    """The 95 % Wilson interval of passed / (passed + failed) trials."""
+    passed = sum(1 for t in trials if t["status"] == "passed")
+    interval = wilson_interval(passed, passed + sum(1 for t in trials if t["status"] == "failed"))
+    return None if interval is None else [round(v, 6) for v in interval]
+
+
+def _round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 def with_k(data: dict[str, Any], k: int | None) -> dict[str, Any]:
@@ -428,5 +357,5 @@ def with_k(data: dict[str, Any], k: int | None) -> dict[str, Any]:
     summary = dict(data.get("summary") or {})
     trials = [t for case in cases for t in case.get("trials") or []]
     summary.update(run_statistics(cases, k))
-    summary["trial_pass_rate_ci"] = _interval(trials)
+    summary["trial_pass_rate_ci"] = _trial_interval(trials)
     return {**data, "summary": summary, "cases": cases}

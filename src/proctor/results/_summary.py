@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
+from proctor.results._format import validate_results
 from proctor.results._model import RESULTS_VERSION, with_k
 from proctor.results._stats import wilson_interval
 from proctor.scoring import percentile
@@ -50,6 +51,7 @@ def load_run(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path} has results format version {version}; this Proctor reads up to {RESULTS_VERSION}: upgrade it"
         )
+    validate_results(data, str(path))
     return data
 
 

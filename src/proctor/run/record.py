@@ -28,9 +28,10 @@ class RunOutcome:
     """What a run produced."""
 
     result: RunResult
-    """The run's result model."""
+    """The run's typed result; `result.summary` holds its figures (the console, `--ci` JSON and exit code
+    read them)."""
     data: dict[str, Any]
-    """Its JSON form (what was written; the CLI's exit code and table are computed from this)."""
+    """Its JSON form: what was written (serialised once from `result`)."""
     path: Path | None = None
     """Where the results JSON was written."""
     cases: list[Case] = field(default_factory=list)

@@ -1,0 +1,352 @@
+"""A run's aggregates, computed once from its typed trials: each case's figures and the run's summary.
+
+The JSON writer, the console, the `--ci` summary and the exit code all read these objects; none of them
+re-derives a figure. Readers of results *files* (`report --k`, `compare`) recompute the pass statistics
+with `with_k`, through the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from proctor.scoring import PassStatistics, case_outcome, pass_statistics, percentile, wilson_interval
+from proctor.transcript import Usage
+
+if TYPE_CHECKING:
+    from proctor.results._model import TrialResult
+
+__all__ = [
+    "TRIAL_STATUSES",
+    "CaseAggregate",
+    "FailingCheck",
+    "RoleCosts",
+    "RunAggregate",
+    "TrialCounts",
+    "add_costs",
+    "aggregate_case",
+    "aggregate_run",
+    "mean_statistics",
+    "sum_costs",
+    "zero_costs",
+]
+
+TRIAL_STATUSES = ("passed", "failed", "error", "inconclusive", "skipped")
+"""Every trial (and case) status."""
+
+
+class RoleCosts(TypedDict):
+    """What one role (agent, judge, simulator) used: calls, tokens and USD (`None`: no price known)."""
+
+    calls: int
+    cached_calls: int
+    prompt: int
+    completion: int
+    cost_usd: float | None
+
+
+def zero_costs() -> RoleCosts:
+    """Nothing used yet."""
+    return {"calls": 0, "cached_calls": 0, "prompt": 0, "completion": 0, "cost_usd": None}
+
+
+def add_costs(total: RoleCosts, part: RoleCosts | dict[str, Any]) -> None:
+    """Add `part` into `total`; an unknown price stays unknown (`None`), never a silent 0."""
+    total["calls"] += part.get("calls", 0)
+    total["cached_calls"] += part.get("cached_calls", 0)
+    total["prompt"] += part.get("prompt", 0)
+    total["completion"] += part.get("completion", 0)
+    cost = part.get("cost_usd")
+    if cost is not None:
+        total["cost_usd"] = round((total["cost_usd"] or 0.0) + cost, 8)
+
+
+def sum_costs(items: Iterable[dict[str, RoleCosts]]) -> dict[str, RoleCosts]:
+    """Costs by role summed over trials or cases (agent and judge always present)."""
+    totals: dict[str, RoleCosts] = {}
+    for costs in items:
+        for role, part in costs.items():
+            add_costs(totals.setdefault(role, zero_costs()), part)
+    return totals or {"agent": zero_costs(), "judge": zero_costs()}
+
+
+@dataclass(frozen=True, slots=True)
+class FailingCheck:
+    """A check that failed in at least one trial of a case."""
+
+    name: str
+    type: str
+    turn: int | None
+    """0-based turn the check is on; `None` for whole-conversation checks."""
+    failed: int
+    """Trials it failed in."""
+    ran: int
+    """Trials it was scored in (passed or failed)."""
+    reason: str | None
+    """Its first failure's reason."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (a case's `failing_checks` entry)."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "turn": self.turn,
+            "failed": self.failed,
+            "ran": self.ran,
+            "reason": self.reason,
+        }
+
+
+def failing_checks(trials: Sequence[TrialResult]) -> tuple[FailingCheck, ...]:
+    """Every check that failed in at least one trial, in check order (so a passing case still shows them)."""
+    found: dict[tuple[str, str, int | None], list[Any]] = {}
+    for trial in trials:
+        for check in trial.checks:
+            entry = found.setdefault((check.name, check.type, check.turn), [0, 0, None])
+            if check.status == "failed":
+                entry[0] += 1
+                entry[1] += 1
+                entry[2] = entry[2] or check.reason
+            elif check.status == "passed":
+                entry[1] += 1
+    return tuple(FailingCheck(n, t, turn, f, r, why) for (n, t, turn), (f, r, why) in found.items() if f)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseAggregate:
+    """A case's figures over its trials."""
+
+    status: str
+    """`passed`, `failed`, `error`, `inconclusive` or `skipped` (see `scoring.case_outcome`)."""
+    reason: str | None
+    """Why every trial was skipped (only for a `skipped` case)."""
+    pass_rate: float | None
+    """Passed / scored trials; `None` when none was scored."""
+    statistics: PassStatistics
+    """pass@k, pass^k and the Wilson interval of the trial pass rate."""
+    avg_score: float | None
+    """Mean score of the trials that were scored and did not error."""
+    trial_counts: dict[str, int]
+    """Trials by status (`passed`, `failed` and `error` always present)."""
+    p50_ms: float | None
+    """Median reply latency over every trial."""
+    p95_ms: float | None
+    """95th percentile reply latency."""
+    tokens: Usage
+    """Agent tokens over every trial."""
+    costs: dict[str, RoleCosts]
+    """Costs by role over every trial."""
+    retries: int
+    """Agent calls re-sent after retryable failures."""
+    failing_checks: tuple[FailingCheck, ...]
+    """Checks that failed in at least one trial."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the case passed."""
+        return self.status == "passed"
+
+    @property
+    def known_cost(self) -> float | None:
+        """USD over every role whose price is known; `None` when none is."""
+        known = [part["cost_usd"] for part in self.costs.values() if part["cost_usd"] is not None]
+        return sum(known) if known else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The case's aggregate fields of the results JSON (between its identity and its trials)."""
+        stats = self.statistics
+        return {
+            "status": self.status,
+            **({"reason": self.reason} if self.reason is not None else {}),
+            "passed": self.passed,
+            "pass_rate": _round(self.pass_rate),
+            **stats.to_dict(),
+            "pass_k": _round(stats.pass_hat_k),
+            "avg_score": _round(self.avg_score),
+            "trial_counts": self.trial_counts,
+            "latency_ms": {"p50": _round(self.p50_ms, 3), "p95": _round(self.p95_ms, 3)},
+            "tokens": self.tokens.to_dict(),
+            "costs": self.costs,
+            "retries": self.retries,
+            "failing_checks": [check.to_dict() for check in self.failing_checks],
+        }
+
+
+def aggregate_case(trials: Sequence[TrialResult], *, min_pass_rate: float, k: int | None) -> CaseAggregate:
+    """Compute a case's figures from its trials (sorted by trial number)."""
+    statuses = [t.status for t in trials]
+    outcome = case_outcome(statuses, min_pass_rate=min_pass_rate)
+    scores = [t.score for t in trials if t.score is not None and t.status != "error"]
+    latencies = [lat for t in trials for lat in t.latencies()]
+    counts = {status: statuses.count(status) for status in TRIAL_STATUSES}
+    skipped = "; ".join(dict.fromkeys(t.reason or "no reason given" for t in trials if t.status == "skipped"))
+    return CaseAggregate(
+        status=outcome.status,
+        reason=skipped if outcome.status == "skipped" else None,
+        pass_rate=outcome.pass_rate,
+        statistics=pass_statistics(statuses, k),
+        avg_score=sum(scores) / len(scores) if scores else None,
+        trial_counts={s: n for s, n in counts.items() if n or s in ("passed", "failed", "error")},
+        p50_ms=percentile(latencies, 50),
+        p95_ms=percentile(latencies, 95),
+        tokens=sum((t.usage for t in trials), Usage()),
+        costs=sum_costs(t.costs() for t in trials),
+        retries=sum(t.retries for t in trials),
+        failing_checks=failing_checks(trials),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TrialCounts:
+    """A run's trials by status."""
+
+    planned: int
+    run: int
+    passed: int
+    failed: int
+    errored: int
+    inconclusive: int = 0
+    skipped: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        """The JSON form (inconclusive and skipped only when there are some)."""
+        return {
+            "planned": self.planned,
+            "run": self.run,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errored": self.errored,
+            **({"inconclusive": self.inconclusive} if self.inconclusive else {}),
+            **({"skipped": self.skipped} if self.skipped else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunAggregate:
+    """A run's summary: the figures its results JSON (`summary`), the console and the exit code show."""
+
+    cases: int
+    passed: int
+    failed: int
+    errored: int
+    inconclusive: int
+    skipped: int
+    pass_rate: float | None
+    """Passed / cases not skipped (skipped cases checked nothing)."""
+    k: int | None
+    """The run's `--k`; `None`: each case's number of scored trials."""
+    pass_at_k: float | None
+    """Mean pass@k over the cases that have it."""
+    pass_hat_k: float | None
+    """Mean pass^k over the cases that have it."""
+    pass_rate_ci: tuple[float, float] | None
+    """95 % Wilson interval of the case pass rate."""
+    trials: TrialCounts
+    trial_pass_rate_ci: tuple[float, float] | None
+    """95 % Wilson interval of passed / (passed + failed) trials."""
+    checks: dict[str, int]
+    """Check results by status (`passed`, `failed`, `error`, `skipped`)."""
+    skipped_check_reasons: tuple[str, ...]
+    """The distinct reasons of skipped checks, sorted."""
+    tokens: Usage
+    retries: int
+    costs: dict[str, RoleCosts]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results JSON's `summary`."""
+        return {
+            "cases": self.cases,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errored": self.errored,
+            **({"inconclusive": self.inconclusive} if self.inconclusive else {}),
+            **({"skipped": self.skipped} if self.skipped else {}),
+            "pass_rate": _round(self.pass_rate),
+            "k": self.k,
+            "pass_at_k": _round(self.pass_at_k),
+            "pass_hat_k": _round(self.pass_hat_k),
+            "pass_rate_ci": _interval(self.pass_rate_ci),
+            "trials": self.trials.to_dict(),
+            "trial_pass_rate_ci": _interval(self.trial_pass_rate_ci),
+            "checks": self.checks,
+            "tokens": self.tokens.to_dict(),
+            "retries": self.retries,
+            "costs": self.costs,
+        }
+
+
+def mean_statistics(
+    statuses: Sequence[str], at_k: Iterable[float | None], hat_k: Iterable[float | None]
+) -> tuple[float | None, float | None, tuple[float, float] | None]:
+    """Over cases: mean pass@k, mean pass^k (each over the cases that have it) and the case pass rate's interval."""
+    passed = statuses.count("passed")
+    return (
+        _mean([v for v in at_k if v is not None]),
+        _mean([v for v in hat_k if v is not None]),
+        wilson_interval(passed, len(statuses) - statuses.count("skipped")),
+    )
+
+
+def aggregate_run(
+    trials: Sequence[Sequence[TrialResult]], cases: Sequence[CaseAggregate], *, k: int | None, planned: int
+) -> RunAggregate:
+    """Compute a run's summary from each case's trials and aggregate (in the same order)."""
+    statuses = [c.status for c in cases]
+    every = [t for case_trials in trials for t in case_trials]
+    by_status = [t.status for t in every]
+    checks = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    skipped_reasons: set[str] = set()
+    for trial in every:
+        for check in trial.checks:
+            if check.status in checks:
+                checks[check.status] += 1
+            if check.status == "skipped":
+                skipped_reasons.add(check.reason)
+    count, skipped = len(cases), statuses.count("skipped")
+    at_k, hat_k, interval = mean_statistics(
+        statuses,  # the cases' rounded figures, as `with_k` reads them from a results file
+        (_round(c.statistics.pass_at_k) for c in cases),
+        (_round(c.statistics.pass_hat_k) for c in cases),
+    )
+    passed_trials, failed_trials = by_status.count("passed"), by_status.count("failed")
+    return RunAggregate(
+        cases=count,
+        passed=statuses.count("passed"),
+        failed=statuses.count("failed"),
+        errored=statuses.count("error"),
+        inconclusive=statuses.count("inconclusive"),
+        skipped=skipped,
+        pass_rate=statuses.count("passed") / (count - skipped) if count > skipped else None,
+        k=k,
+        pass_at_k=at_k,
+        pass_hat_k=hat_k,
+        pass_rate_ci=interval,
+        trials=TrialCounts(
+            planned=planned,
+            run=len(every),
+            passed=passed_trials,
+            failed=failed_trials,
+            errored=by_status.count("error"),
+            inconclusive=by_status.count("inconclusive"),
+            skipped=by_status.count("skipped"),
+        ),
+        trial_pass_rate_ci=wilson_interval(passed_trials, passed_trials + failed_trials),
+        checks=checks,
+        skipped_check_reasons=tuple(sorted(skipped_reasons)),
+        tokens=sum((c.tokens for c in cases), Usage()),
+        retries=sum(c.retries for c in cases),
+        costs=sum_costs(c.costs for c in cases),
+    )
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _interval(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [round(v, 6) for v in interval]
