@@ -199,7 +199,9 @@ def test_sandbox_escapes_are_rejected_and_bounded(expression: str) -> None:
     result = check(expression, object_context={**CONTEXT, "name": "x"})
     assert result.status == "error", f"{expression!r} was not rejected: {result.reason}"
     assert result.reason.startswith(f"check could not run: ExpressionError: expression {expression!r}")
-    assert time.perf_counter() - started < 2.5  # the time limit is one second
+    # the time limit is one second; unbounded, the slowest of these runs for minutes (a loaded CI
+    # machine has made a bounded one take 3 s, so the margin is wide)
+    assert time.perf_counter() - started < 10
     rejected_early = load_error(expression)  # what can be seen without running is a located load error
     if rejected_early is not None:
         assert f"expression {expression!r} at column" in rejected_early
