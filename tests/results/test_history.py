@@ -146,8 +146,10 @@ def test_summary_columns_match_the_schema(tmp_path: Path) -> None:
     assert {f.name for f in fields(RunSummary)} <= columns
 
 
-def test_resolve_history_path(tmp_path: Path) -> None:
-    assert resolve_history_path(None) == Path(".proctor/history.db")
+def test_resolve_history_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PROCTOR_HOME", raising=False)
+    assert resolve_history_path(None) == tmp_path / ".proctor" / "history.db"  # the project's store
     assert resolve_history_path(tmp_path) == tmp_path / ".proctor" / "history.db"
     assert resolve_history_path(tmp_path / "x.db") == tmp_path / "x.db"
 
