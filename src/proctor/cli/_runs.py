@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from proctor.cli._common import fail, guard
-from proctor.cli._history import HISTORY_HELP, console, open_history
+from proctor.cli._common import fail, guard, plural
+from proctor.cli._history import HISTORY, console, open_history
 
 __all__ = ["runs_command"]
 
@@ -23,7 +23,7 @@ def _num(value: float | None, spec: str = ".2f") -> str:
 
 
 def runs_command(
-    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    history: Path | None = HISTORY,
     model: str | None = typer.Option(None, "--model", "-m", envvar="PROCTOR_MODEL", help="Only this model's runs."),
     limit: int = typer.Option(20, "--limit", "-n", envvar="PROCTOR_RUNS_LIMIT", min=1, help="Newest N runs."),
     scan: list[Path] = typer.Option(
@@ -41,19 +41,20 @@ def runs_command(
     with guard(lambda: open_history(history, create=bool(scan))) as store:
         notes = []
         for directory in scan:
-            notes.append(f"indexed {store.scan(directory)} results file(s) under {directory}")
+            notes.append(f"indexed {plural(store.scan(directory), 'results file')} under {directory}")
         if prune:
-            notes.append(f"forgot {store.remove_missing()} run(s) whose results file is gone")
+            notes.append(f"forgot {plural(store.remove_missing(), 'run')} whose results file is gone")
         runs = store.runs(model=model, limit=limit)
     if as_json:
         typer.echo(json.dumps([asdict(run) for run in runs], indent=2))
         return
-    out = console()
+    out = console(min_width=max((len(run.run_id) for run in runs), default=3) + 150)
     for note in notes:
         out.print(note)
     table = Table(title=f"Runs ({store.path})", title_justify="left")
+    widest = max((len(run.run_id) for run in runs), default=3)
+    table.add_column("run", no_wrap=True, min_width=widest)  # whole ids: they are what other commands take
     for column, justify in [
-        ("run", "left"),
         ("model", "left"),
         ("started", "left"),
         ("status", "left"),
@@ -66,7 +67,7 @@ def runs_command(
         ("cost $", "right"),
         ("rescored from", "left"),
     ]:
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for run in runs:
         table.add_row(
             run.run_id,

@@ -21,7 +21,6 @@ from types import TracebackType
 from typing import Any
 
 from proctor.errors import ConfigError
-from proctor.suite import default_store_path
 from proctor.results._summary import (
     RunSummary,
     StoredCase,
@@ -29,6 +28,7 @@ from proctor.results._summary import (
     known_cost,
     load_run,
 )
+from proctor.suite import default_store_path
 
 __all__ = [
     "HISTORY_FILE",
@@ -120,8 +120,9 @@ def default_history_path(results_dir: Path) -> Path:
 
 
 def resolve_history_path(value: Path | None) -> Path:
-    """Where the store is: a `.db` file as given, `<dir>/.proctor/history.db` for a directory, else the
-    store of the working directory's project (`proctor.suite.default_store_path`).
+    """Where the store is: a `.db` file as given, `<dir>/.proctor/history.db` for a directory, else the project's.
+
+    The project's store is that of the working directory (`proctor.suite.default_store_path`).
 
     Raises:
         SuiteError: The project's `proctor.yaml` is invalid.
@@ -339,8 +340,8 @@ class HistoryStore:
             if covered[run.path] >= union:
                 chosen.append(run)
                 continue
-            wider = next((r for r in self.runs(model=run.model) if self.case_keys(r) >= union), None) if run.model else None
-            if wider is None:
+            wider = next((r for r in self.runs(model=run.model) if self.case_keys(r) >= union), None)
+            if run.model is None or wider is None:
                 chosen.append(run)
                 continue
             chosen.append(wider)

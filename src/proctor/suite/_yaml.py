@@ -20,7 +20,16 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "DuplicateKeyError", "YamlProblem", "fast_load", "prescan", "syntax_mark", "syntax_message"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "DuplicateKeyError",
+    "YamlProblem",
+    "fast_load",
+    "prescan",
+    "syntax_mark",
+    "syntax_message",
+]
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
