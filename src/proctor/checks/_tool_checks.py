@@ -272,9 +272,7 @@ _CHECKS: list[tuple[str, Any, str, TypeAdapter[Any], bool]] = [
         _check_tool_sequence,
         "The calls match a list of tools: {tools, mode: strict | unordered | subset | superset}.",
         TypeAdapter(
-            Annotated[
-                SequenceSpec, BeforeValidator(_as_mapping("tools"), json_schema_input_type=SequenceSpec | Tools)
-            ]
+            Annotated[SequenceSpec, BeforeValidator(_as_mapping("tools"), json_schema_input_type=SequenceSpec | Tools)]
         ),
         True,
     ),
