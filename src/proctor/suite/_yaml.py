@@ -212,25 +212,40 @@ def prescan(text: str) -> list[YamlProblem]:
 def syntax_mark(exc: Any) -> Any:
     """Where a YAML syntax error starts (PyYAML's or ruamel.yaml's marked error; `None` when unknown).
 
-    A reader that runs off the end of the text (an unclosed quote, bracket or brace) reports the end of
-    the file; the construct it was reading when it started (its `context_mark`) is where the user's
-    mistake is. Any other error is where the reader stopped.
+    A reader that runs off the end of the text (an unclosed quote, bracket or brace), or meets the next
+    lines still inside a bracket opened lines earlier, reports where it noticed; the construct it was
+    reading (its `context_mark`) is where the user's mistake is. Any other error is where it stopped.
     """
+    return (
+        exc.context_mark
+        if _left_open(exc)
+        else getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    )
+
+
+def _left_open(exc: Any) -> bool:
+    """Whether the error is a construct left open: the text ended, or a flow collection ran on past its line."""
     problem = str(getattr(exc, "problem", "") or "")
-    context = getattr(exc, "context_mark", None)
-    if context is not None and ("end of stream" in problem or "<stream end>" in problem):
-        return context
-    return getattr(exc, "problem_mark", None) or context
+    context = str(getattr(exc, "context", "") or "")
+    start, stop = getattr(exc, "context_mark", None), getattr(exc, "problem_mark", None)
+    if start is None:
+        return False
+    if "end of stream" in problem or "<stream end>" in problem:
+        return True
+    return context.startswith("while parsing a flow") and stop is not None and stop.line > start.line
 
 
 def syntax_message(exc: Any) -> str:
-    """The words for a YAML syntax error, naming the construct left open when the text ran out."""
+    """The words for a YAML syntax error, naming the construct left open when it was."""
     problem = str(getattr(exc, "problem", "") or "")
     context = str(getattr(exc, "context", "") or "")
-    if syntax_mark(exc) is getattr(exc, "context_mark", None) and context and problem:
-        what = context.removeprefix("while scanning ").removeprefix("while parsing ")
+    if not _left_open(exc):
+        return f"invalid YAML: {problem or context}"
+    what = context.removeprefix("while scanning ").removeprefix("while parsing ")
+    if "end of stream" in problem or "<stream end>" in problem:
         return f"invalid YAML: {what} starts here and is not closed before the end of the file ({problem})"
-    return f"invalid YAML: {problem or context}"
+    stop = exc.problem_mark
+    return f"invalid YAML: {what} starts here and is not closed ({problem}, line {stop.line + 1})"
 
 
 _TAG_HINT = "; a suite file is data: only the core tags !!str, !!int, !!float, !!bool, !!null, !!seq, !!map"
