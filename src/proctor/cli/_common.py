@@ -7,9 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-import click
 import typer
-from click.core import ParameterSource
 
 from proctor._redact import redact
 from proctor.errors import ProctorError
@@ -73,19 +71,19 @@ def project_or_exit(start: Path | None = None) -> Any:
     return guard(lambda: load_project(start))
 
 
-def from_project(name: str, value: T, configured: T | None) -> T:
+def from_project(context: typer.Context, name: str, value: T, configured: T | None) -> T:
     """An option's value: the command line's (or its environment variable's), else `proctor.yaml`'s.
 
     Args:
+        context: The command's context (it knows where each value came from).
         name: The command's parameter name (`concurrency`).
         value: The value Typer gave it.
         configured: What the project config says (`None`: nothing).
     """
     if configured is None:
         return value
-    context = click.get_current_context(silent=True)
-    source = context.get_parameter_source(name) if context is not None else None
-    given = source is not None and source not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    source = context.get_parameter_source(name)
+    given = source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
     return value if given else configured
 
 

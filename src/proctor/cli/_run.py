@@ -71,6 +71,7 @@ def _target_override(target: str | None, gateway: str | None, agent: str | None)
 
 # Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def run_command(
+    context: typer.Context,
     paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
     case: list[str] = typer.Option([], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."),
     target: str | None = typer.Option(
@@ -184,11 +185,11 @@ def run_command(
     from proctor.run import RunOptions, filter_cases, run_sync
 
     project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
-    target = from_project("target", target, project.config.target)
-    model = from_project("model", model, project.config.model)
-    judge = from_project("judge", judge, project.config.judge)
-    concurrency = from_project("concurrency", concurrency, project.config.concurrency)
-    results_dir = from_project("results_dir", results_dir, project.results_dir)
+    target = from_project(context, "target", target, project.config.target)
+    model = from_project(context, "model", model, project.config.model)
+    judge = from_project(context, "judge", judge, project.config.judge)
+    concurrency = from_project(context, "concurrency", concurrency, project.config.concurrency)
+    results_dir = from_project(context, "results_dir", results_dir, project.results_dir)
     suites: Any = load_suites_or_exit(
         paths or [],
         trusted=trust,

@@ -56,7 +56,7 @@ def runs_command(
     table.add_column("run", no_wrap=True, min_width=widest)  # whole ids: they are what other commands take
     for column, justify in [
         ("model", "left"),
-        ("started", "left"),
+        ("started (UTC)", "left"),
         ("status", "left"),
         ("cases P/T", "right"),
         ("pass rate", "right"),
@@ -65,14 +65,16 @@ def runs_command(
         ("p50 ms", "right"),
         ("tokens", "right"),
         ("cost $", "right"),
-        ("rescored from", "left"),
     ]:
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    rescored = any(run.rescored_from for run in runs)
+    if rescored:  # the column only when a listed run was rescored: the width goes to the others
+        table.add_column("rescored from", no_wrap=True)
     for run in runs:
-        table.add_row(
+        row = (
             run.run_id,
             run.model or "-",
-            run.started_at,
+            run.started_at[:19].replace("T", " "),  # UTC; the seconds are enough to tell runs apart
             run.status,
             f"{run.passed}/{run.cases}",
             _pct(run.pass_rate),
@@ -81,8 +83,8 @@ def runs_command(
             _num(run.p50_latency_ms, ".0f"),
             f"{run.tokens:,}",
             _num(run.cost_usd, ".4f"),
-            run.rescored_from or "",
         )
+        table.add_row(*row, *([run.rescored_from or ""] if rescored else []))
     out.print(table)
     if not runs:
         out.print("no runs" + (f" of model {model}" if model else "") + ": `proctor run` records each run here")

@@ -91,7 +91,7 @@ class ProjectInfo:
         if home:
             return Path(home).expanduser().absolute() / STORE_FILE
         if self.config.history is not None:
-            place = self.root / self.config.history
+            place = Path(os.path.normpath(self.root / self.config.history))  # `../.proctor`: no `..` shown
             return place / STORE_DIR / STORE_FILE if place.is_dir() else place
         return self.root / STORE_DIR / STORE_FILE
 
