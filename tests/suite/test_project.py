@@ -37,9 +37,8 @@ def test_the_project_is_found_upwards_like_git(tmp_path: Path, monkeypatch: pyte
 def test_the_store_follows_history_and_proctor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path / "proctor.yaml", "history: ../shared/runs.db\n")
     assert default_store_path(tmp_path / "evals") == tmp_path.parent / "shared" / "runs.db"
-    (tmp_path / "store").mkdir()
-    write(tmp_path / "proctor.yaml", "history: store\n")  # a directory: its .proctor/history.db
-    assert default_store_path(tmp_path) == tmp_path / "store" / ".proctor" / "history.db"
+    write(tmp_path / "proctor.yaml", "history: ../shared\n")  # a directory: the store's history.db in it
+    assert default_store_path(tmp_path) == tmp_path.parent / "shared" / "history.db"
     monkeypatch.setenv("PROCTOR_HOME", str(tmp_path / "home"))
     assert default_store_path(tmp_path) == tmp_path / "home" / "history.db"
 

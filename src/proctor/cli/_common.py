@@ -108,18 +108,32 @@ def load_suites_or_exit(
     from proctor.checks import registry
     from proctor.suite import Trust, load_suites
 
-    if not paths:
-        project = project_or_exit()
-        paths = project.suite_paths() or [Path(".")]
-        if project.config.suites and paths == [Path(".")]:
-            fail(f"{project.config_file}: suites: {project.config.suites} match no file under {project.root}")
-    trust = Trust(trusted=trusted, target_from_command_line=target_from_command_line)
-
     def skipped(path: Path) -> None:
         if verbose:
             typer.echo(f"skipped {path}: not a suite (no 'cases:' or 'turns:' at the top level)", err=True)
 
+    if not paths:
+        project = project_or_exit()
+        paths = _suite_files(project.suite_paths(), skipped) if project.config.suites else [Path(".")]
+        if not paths:
+            fail(f"{project.config_file}: suites: {project.config.suites} match no suite file under {project.root}")
+    trust = Trust(trusted=trusted, target_from_command_line=target_from_command_line)
+
     return list(guard(lambda: load_suites(paths, registry, trust=trust, simulate=simulate, on_skip=skipped)))
+
+
+def _suite_files(paths: list[Path], skipped: Callable[[Path], None]) -> list[Path]:
+    """The files `suites:` globs matched that are suites; the others are passed over, like a directory search's."""
+    from proctor.suite import is_suite_text
+
+    kept = []
+    for path in paths:
+        yaml_file = path.suffix in (".yaml", ".yml") and path.is_file()
+        if yaml_file and not is_suite_text(path.read_text(encoding="utf-8", errors="replace")):
+            skipped(path)
+            continue
+        kept.append(path)
+    return kept
 
 
 def is_terminal() -> bool:

@@ -34,8 +34,8 @@ suites:
 # Where results files go (default: .results/ beside each suite directory).
 # results: .results
 
-# The run store every run, rescore and report uses (default: .proctor/history.db here; the
-# PROCTOR_HOME environment variable moves it).
+# The run store every run, rescore and report uses: a .db file, or a directory to keep it in
+# (default: .proctor/history.db here; the PROCTOR_HOME environment variable moves it).
 # history: .proctor/history.db
 
 # Let these suites run the code they name (python targets and hooks, plugin checks). A suite file is

@@ -66,7 +66,8 @@ class ProjectConfig(BaseModel):
     results: str | None = Field(default=None, min_length=1)
     """Where results files go, relative to the root (default: `.results/` beside each suite directory)."""
     history: str | None = Field(default=None, min_length=1)
-    """The run store, relative to the root: a `.db` file or a directory (default `.proctor/history.db`)."""
+    """The run store, relative to the root: a `.db` file, or the directory to keep `history.db` in (default
+    `.proctor/history.db`)."""
     concurrency: int | None = Field(default=None, ge=1)
     """Trials in flight (`--concurrency`)."""
 
@@ -92,7 +93,7 @@ class ProjectInfo:
             return Path(home).expanduser().absolute() / STORE_FILE
         if self.config.history is not None:
             place = Path(os.path.normpath(self.root / self.config.history))  # `../.proctor`: no `..` shown
-            return place / STORE_DIR / STORE_FILE if place.is_dir() else place
+            return place if place.suffix == ".db" else place / STORE_FILE
         return self.root / STORE_DIR / STORE_FILE
 
     @property

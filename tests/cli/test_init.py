@@ -127,3 +127,14 @@ def test_discovery_skips_files_that_are_not_suites(tmp_path: Path, monkeypatch: 
     named = invoke("run", "docker-compose.yml")
     assert named.exit_code == 2 and "docker-compose.yml:1:1: not a suite file" in named.output
     assert "Traceback" not in named.output
+
+
+def test_suites_globs_pass_over_files_that_are_not_suites(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(project / "evals" / "settings.yaml", "retries: 3\n")  # matched by evals/**/*.yaml, not a suite
+    monkeypatch.chdir(project)
+    result = invoke("run", "-v", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert f"skipped {project / 'evals' / 'settings.yaml'}: not a suite" in result.stderr
+    write(project / "proctor.yaml", "suites: ['nothing/*.yaml']\n")
+    empty = invoke("run")
+    assert empty.exit_code == 2 and "match no suite file" in empty.output
