@@ -164,3 +164,14 @@ def test_concurrent_writers_do_not_lose_runs(results: Path, tmp_path: Path) -> N
     finally:
         first.close()
         second.close()
+
+
+def test_a_run_is_indexed_in_its_projects_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from proctor.results import default_history_path
+
+    monkeypatch.delenv("PROCTOR_HOME", raising=False)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "proctor.yaml").write_text("trusted: false\n")
+    assert default_history_path(tmp_path / "evals" / ".results") == tmp_path / ".proctor" / "history.db"
+    (tmp_path / "proctor.yaml").write_text("trusted: maybe\n")  # unreadable: the run still finds a store
+    assert default_history_path(tmp_path / "evals" / ".results") == tmp_path / "evals" / ".proctor" / "history.db"

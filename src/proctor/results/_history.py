@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, SuiteError
 from proctor.results._summary import (
     RunSummary,
     StoredCase,
@@ -113,10 +113,14 @@ CREATE TABLE IF NOT EXISTS trials (
 def default_history_path(results_dir: Path) -> Path:
     """The store of the project a results directory belongs to (its suites' directory's project).
 
-    Raises:
-        SuiteError: That project's `proctor.yaml` is invalid.
+    The run is written when this is asked, so a project config that cannot be read does not fail it: the
+    store then goes beside the suites (`<results_dir>/../.proctor/history.db`), with a warning.
     """
-    return default_store_path(results_dir.parent)
+    try:
+        return default_store_path(results_dir.parent)
+    except SuiteError as exc:
+        _log.warning("the run store of %s is beside the suites: %s", results_dir, exc)
+        return results_dir.parent / HISTORY_FILE
 
 
 def resolve_history_path(value: Path | None) -> Path:
