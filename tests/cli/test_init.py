@@ -138,3 +138,15 @@ def test_suites_globs_pass_over_files_that_are_not_suites(project: Path, monkeyp
     write(project / "proctor.yaml", "suites: ['nothing/*.yaml']\n")
     empty = invoke("run")
     assert empty.exit_code == 2 and "match no suite file" in empty.output
+
+
+def test_rescore_reads_and_writes_the_project_store_from_anywhere(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    first = json.loads(invoke("run", "--ci").stdout)
+    monkeypatch.chdir(project / "src" / "deep")
+    rescored = invoke("rescore", first["run_id"], "--ci")  # by id: found in the root's store
+    assert rescored.exit_code == 0, rescored.output
+    runs = json.loads(invoke("runs", "--json").stdout)
+    assert len(runs) == 2 and runs[0]["rescored_from"] == first["run_id"]
