@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The quick-start demo: start the bundled example agent on 127.0.0.1, run the example suites against
-# it, print the results, stop the agent. Exits 0 when Proctor ran (the example suites include one case
-# that fails on purpose); non-zero only when Proctor could not run.
+# it, print the results, stop the agent. Every run lands in one store at the repository root
+# (examples/proctor.yaml says so). Each command echoed is the one run, word for word. Exits 0 when Proctor
+# ran (the example suites include cases that fail on purpose); non-zero only when Proctor could not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PORT="${DEMO_PORT:-8765}"
@@ -23,48 +24,57 @@ for _ in $(seq 1 100); do
 done
 
 status=0  # exit 1 (a case failed) and 5 (a case errored) mean Proctor ran; so does 4 for simulated users
+MODEL=hr-assistant
+
+# show the command, then run it: what is printed is what runs
+run() {
+  echo "        $*"
+  "$@"
+}
 echo
-echo "== 1/5  Suites with their own targets (openai, http, lobu, python): proctor run examples/suites"
-proctor run examples/suites --model hr-assistant
+echo "== 1/5  Suites with their own targets (openai, http, lobu, python):"
+run proctor run examples/suites --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
 echo "== 2/5  A Lobu eval file as it is, over the Lobu gateway protocol:"
-echo "        proctor run examples/lobu --gateway $URL --agent hr-assistant"
-proctor run examples/lobu --gateway "$URL" --agent hr-assistant --model hr-assistant
+run proctor run examples/lobu --gateway "$URL" --agent hr-assistant --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
 echo "== 3/5  watsonx ground-truth datasets as they are (tool-call trajectories), over the OpenAI API:"
-echo "        proctor run examples/watsonx --target $URL/v1 --model hr-assistant"
-proctor run examples/watsonx --target "$URL/v1" --model hr-assistant --trials 1
+run proctor run examples/watsonx --target "$URL/v1" --model "$MODEL" --trials 1
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
 echo "== 4/5  State assertions: Cypher on the graph the agent wrote (embedded FalkorDB) and its object context:"
-echo "        proctor run examples/state"
-proctor run examples/state --model hr-assistant
+run proctor run examples/state --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
 echo "== 5/5  Simulated users: an Embabel job over Embabel's protocol, and a watsonx story. Without a model"
-echo "        to play the user they are reported 'skipped' with the one option that configures one:"
-echo "        proctor run examples/embabel --target embabel:$URL   (add --simulator provider/model)"
-proctor run examples/embabel --target "embabel:$URL" --model hr-assistant
+echo "        to play the user they are reported 'skipped' with the one option that configures one"
+echo "        (add --simulator provider/model):"
+run proctor run examples/embabel --target "embabel:$URL" --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || [ $code -eq 4 ] || status=$code
-proctor run examples/simulated --target "$URL/v1" --model hr-assistant
+run proctor run examples/simulated --target "$URL/v1" --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || [ $code -eq 4 ] || status=$code
 
 echo
 if [ $status -eq 0 ]; then
   echo "demo: Proctor ran. 'deliberate-failure', 'hr_agent_timeoff_wrong_year' and 'claims-without-doing'"
-  echo "      fail on purpose;"
-  echo "      results are in examples/*/.results/."
+  echo "      fail on purpose. Results files are in examples/*/.results/; every run is in one store,"
+  echo "      .proctor/history.db at the repository root."
+  echo
+  echo "Try next (proctor is installed in .venv):"
+  echo "  source .venv/bin/activate"
+  echo "  proctor view          # every demo run in one place, in your browser"
+  echo "  (also: proctor runs, proctor report)"
 fi
 exit $status

@@ -232,3 +232,54 @@ def test_report_k_recomputes_pass_at_k_and_pass_hat_k(tmp_path: Path) -> None:
     # k = n: pass@n 1 everywhere; pass^n: (0 + 1 + 1 + 0) / 4
     assert "| $0.0029 | 1.00 | 0.50 |" in (tmp_path / "n" / "evals-report.md").read_text()
     assert invoke("report", str(data), "--k", "0").exit_code == 2
+
+
+def run_cases(suites: Path, model: str, *cases: str) -> dict[str, Any]:
+    """A `--case` run: only some of the quiz's questions."""
+    args = [arg for case in cases for arg in ("--case", case)]
+    result = invoke("run", str(suites), "--model", model, "--ci", *args)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def test_report_compares_like_with_like(suites: Path) -> None:
+    full_good = run_model(suites, "good", 1)
+    full_bad = run_model(suites, "bad", 1)
+    partial_good = run_cases(suites, "good", "q1", "q2")  # newer, but 2 of the 10 cases
+    report = invoke("report", "--history", str(suites), "--no-html")
+    assert report.exit_code == 0, report.output
+    assert f"its newest run {partial_good['run_id']} covers 2 cases of 10" in report.stdout
+    assert full_good["run_id"] in report.stdout and full_bad["run_id"] in report.stdout
+    assert "covered different cases" not in report.stdout  # the full runs share every case
+
+    fresh = run_cases(suites, "fresh", "q3")  # a model with one run of one case: nothing wider to take
+    report = invoke("report", "--history", str(suites), "--no-html")
+    assert report.exit_code == 0, report.output
+    assert "the report compares the 1 case all of them ran" in report.stdout
+    assert f"{fresh['run_id']}: 1 case" in report.stdout and "report of 3 runs" in report.stdout
+    markdown = (suites / "evals-report.md").read_text()
+    assert "| q3 |" in markdown and "| q4 |" not in markdown  # the table holds only the shared case
+
+    named = invoke("report", partial_good["run_id"], fresh["run_id"], "--history", str(suites))
+    assert named.exit_code == 2 and "the runs share no case" in named.output
+
+
+def test_compare_says_when_the_runs_covered_different_cases(suites: Path) -> None:
+    full = run_model(suites, "good", 1)
+    partial = run_cases(suites, "good", "q1", "q2", "q3")
+    result = invoke("compare", full["run_id"], partial["run_id"], "--history", str(suites))
+    assert result.exit_code == 0, result.output
+    assert "the runs covered different cases (A 10 cases, B 3)" in result.stdout
+    assert "compare the 3 cases both ran; 7 only in A (removed), 0 only in B (added)" in result.stdout
+    data = json.loads(invoke("compare", full["run_id"], partial["run_id"], "--history", str(suites), "--json").stdout)
+    assert data["coverage"] == {"a": 10, "b": 3, "shared": 3, "same": False}
+    assert data["pass_fail"]["pairs"] <= 3 * 3  # only the shared cases' trials are paired
+
+
+def test_runs_shows_whole_run_ids(suites: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = run_model(suites, "a-model-with-a-rather-long-name-for-a-column", 1)
+    monkeypatch.setenv("COLUMNS", "100")
+    table = invoke("runs", "--history", str(suites))
+    assert table.exit_code == 0, table.output
+    assert first["run_id"] in table.stdout and "…" not in table.stdout.split(first["run_id"])[0][-3:]
+    assert "rescored from" not in table.stdout  # no run was rescored: no column for it

@@ -192,7 +192,7 @@ def test_simulated_cases_without_a_model_are_skipped_and_exit_0(tmp_path: Path) 
     result = runner.invoke(
         app,
         ["run", str(examples / "embabel"), "--results-dir", str(tmp_path), "-o", str(junit), "--no-cache"],
-        env=env,
+        env={**env, "PROCTOR_HOME": str(tmp_path / "store")},  # not the checkout's own store
     )
     assert result.exit_code == 0, result.output
     assert "skipped" in result.output and "--simulator" in result.output

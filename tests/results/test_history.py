@@ -146,8 +146,10 @@ def test_summary_columns_match_the_schema(tmp_path: Path) -> None:
     assert {f.name for f in fields(RunSummary)} <= columns
 
 
-def test_resolve_history_path(tmp_path: Path) -> None:
-    assert resolve_history_path(None) == Path(".proctor/history.db")
+def test_resolve_history_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PROCTOR_HOME", raising=False)
+    assert resolve_history_path(None) == tmp_path / ".proctor" / "history.db"  # the project's store
     assert resolve_history_path(tmp_path) == tmp_path / ".proctor" / "history.db"
     assert resolve_history_path(tmp_path / "x.db") == tmp_path / "x.db"
 
@@ -162,3 +164,14 @@ def test_concurrent_writers_do_not_lose_runs(results: Path, tmp_path: Path) -> N
     finally:
         first.close()
         second.close()
+
+
+def test_a_run_is_indexed_in_its_projects_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from proctor.results import default_history_path
+
+    monkeypatch.delenv("PROCTOR_HOME", raising=False)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "proctor.yaml").write_text("trusted: false\n")
+    assert default_history_path(tmp_path / "evals" / ".results") == tmp_path / ".proctor" / "history.db"
+    (tmp_path / "proctor.yaml").write_text("trusted: maybe\n")  # unreadable: the run still finds a store
+    assert default_history_path(tmp_path / "evals" / ".results") == tmp_path / "evals" / ".proctor" / "history.db"

@@ -206,3 +206,34 @@ def test_file_level_assert_applies_to_every_case(tmp_path: Path) -> None:
             load_suite_file(bad, registry)
     finally:
         registry._types.pop("test-whole")
+
+
+def test_a_directory_search_loads_only_suites(tmp_path: Path) -> None:
+    write(tmp_path, "evals/quiz.yaml", "name: quiz\ncases: [{name: a, turns: [{content: hi}]}]\n")
+    write(tmp_path, "evals/lobu.yaml", "name: one\nturns: [{content: hi}]\n")
+    write(tmp_path, "docker-compose.yml", "version: '3'\nservices: {agent: {image: x}}\n")
+    write(tmp_path, ".github/workflows/ci.yml", "on: push\njobs: {}\n")
+    write(tmp_path, "evals/.results/old.yaml", "name: old\nturns: [{content: hi}]\n")
+    write(tmp_path, "notes/empty.yaml", "")
+    skipped: list[Path] = []
+    suites = load_suites([tmp_path], registry, on_skip=skipped.append)
+    assert sorted(suite.name for suite in suites) == ["one", "quiz"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in skipped) == ["docker-compose.yml", "notes/empty.yaml"]
+
+
+def test_a_named_file_that_is_not_a_suite_is_an_error(tmp_path: Path) -> None:
+    compose = write(tmp_path, "docker-compose.yml", "version: '3'\nservices: {agent: {image: x}}\n")
+    with pytest.raises(SuiteError) as info:
+        load_suites([compose], registry)
+    (issue,) = info.value.issues
+    assert (issue.file, issue.line) == (str(compose), 1)
+    assert issue.message.startswith("not a suite file") and "services, version" in issue.message
+    broken = write(tmp_path, "typo.yaml", "name: x\ncase: []\n")  # a suite with a typo still says what is wrong
+    with pytest.raises(SuiteError, match="unknown field 'case'"):
+        load_suites([broken], registry)
+
+
+def test_a_directory_with_no_suite_says_what_a_suite_is(tmp_path: Path) -> None:
+    write(tmp_path, "ci.yml", "on: push\n")
+    with pytest.raises(SuiteError, match="no suite files found \\(YAML files with 'cases:' or 'turns:'"):
+        load_suites([tmp_path], registry)

@@ -67,7 +67,7 @@ def test_trust_comes_from_the_flag_the_project_config_or_the_command_line_target
 def test_a_broken_project_config_is_reported(tmp_path: Path) -> None:
     write(tmp_path, "proctor.yaml", "trusted: maybe\n")
     path = write(tmp_path, "s.yaml", "name: s\nturns: [{content: hi}]\n")
-    with pytest.raises(SuiteError, match=r"proctor\.yaml: trusted: Input should be a valid boolean"):
+    with pytest.raises(SuiteError, match=r"proctor\.yaml:1:10: trusted: Input should be a valid boolean"):
         load_suites([path], registry, trust=UNTRUSTED)
 
 

@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from proctor.errors import SuiteError
+from proctor.suite import load_suite_file
 from proctor.suite._loader import _plain
 from proctor.suite._yaml import DuplicateKeyError, fast_load
 
@@ -46,3 +48,25 @@ def test_yes_stays_a_string_in_a_suite(tmp_path: Path) -> None:
     path.write_text("name: s\nturns:\n  - content: yes\n    assert: [{type: contains, value: on}]\n")
     (case,) = load_suite_file(path, registry).cases
     assert case.turns[0].content == "yes" and case.turns[0].assert_[0].value == "on"
+
+
+@pytest.mark.parametrize(
+    "text, where, words",
+    [
+        ('name: x\ndescription: "never closed\nturns:\n  - content: hi\n', (2, 14), "a quoted scalar starts here"),
+        ("name: x\ndescription: 'never closed\nturns:\n  - content: hi\n", (2, 14), "a quoted scalar starts here"),
+        ("name: x\ntags: [a, b\nturns:\n  - content: hi\n", (2, 7), "a flow sequence starts here"),
+        ("name: x\ntarget: {type: openai\nturns:\n  - content: hi\n", (2, 9), "a flow mapping starts here"),
+        ("name: x\n  bad: indent\nturns: []\n", (2, 6), "mapping values are not allowed here"),
+    ],
+)
+def test_syntax_errors_are_located_where_the_mistake_starts(
+    tmp_path: Path, text: str, where: tuple[int, int], words: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(path)
+    (issue,) = info.value.issues
+    assert (issue.line, issue.column) == where, issue
+    assert words in issue.message

@@ -159,7 +159,9 @@ registry.register(
         "judges",
         "G-Eval: an LLM judge scores the reply on criteria (value: text, or {criteria, steps, scale, samples}).",
         _g_eval,
-        value=TypeAdapter(Annotated[GEvalSpec, BeforeValidator(_criteria_only)]),
+        value=TypeAdapter(
+            Annotated[GEvalSpec, BeforeValidator(_criteria_only, json_schema_input_type=str | GEvalSpec)]
+        ),
         negatable=False,
         needs_model=True,
     )

@@ -6,6 +6,7 @@ from typing import Any
 
 from proctor.checks._registry import NEGATION_PREFIX, CheckRegistry, registry
 from proctor.suite import SuiteFileSpec
+from proctor.suite.formats.embabel import JOB_KEYS, MOVED
 
 __all__ = ["suite_json_schema"]
 
@@ -46,6 +47,25 @@ def suite_json_schema(checks: CheckRegistry = registry) -> dict[str, Any]:
     shorthands = _shorthands(checks, assertion, schema["$defs"])
     if shorthands:
         schema["$defs"]["AssertionSpec"] = {"anyOf": [assertion, *shorthands]}
+    return _with_embabel_jobs(schema)
+
+
+def _with_embabel_jobs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The document is a suite, or an Embabel job (its simulated-user keys at the top, as the loader reads it)."""
+    defs = schema["$defs"]
+    suite = {key: schema.pop(key) for key in ("type", "description", "properties", "additionalProperties")}
+    defs["SuiteFile"] = suite
+    simulate = defs["SimulateSpec"]["properties"]
+    properties = {key: value for key, value in suite["properties"].items() if key not in ("turns", "cases", "simulate")}
+    properties.update({key: simulate[field] for key, (_, field) in MOVED.items()})
+    defs["EmbabelJob"] = {
+        "type": "object",
+        "description": "An Embabel job: a simulated user's persona, greetings, tasks and facts at the top level.",
+        "properties": properties,
+        "additionalProperties": False,
+        "anyOf": [{"required": [key]} for key in sorted(JOB_KEYS)],
+    }
+    schema["anyOf"] = [{"$ref": "#/$defs/SuiteFile"}, {"$ref": "#/$defs/EmbabelJob"}]
     return schema
 
 

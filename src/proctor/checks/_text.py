@@ -131,7 +131,9 @@ def _split_commas(value: object) -> object:
 
 _TEXT = TypeAdapter(str)
 _PATTERN = TypeAdapter(Annotated[str, AfterValidator(_valid_pattern)])
-_TEXT_LIST = TypeAdapter(Annotated[list[str], BeforeValidator(_split_commas), Field(min_length=1)])
+_TEXT_LIST = TypeAdapter(
+    Annotated[list[str], BeforeValidator(_split_commas, json_schema_input_type=list[str] | str), Field(min_length=1)]
+)
 
 _BUILTINS: list[tuple[str, CheckFunction, str, TypeAdapter[Any]]] = [
     ("contains", _check_contains, "Reply contains a substring (`options.case_insensitive`).", _TEXT),

@@ -58,7 +58,8 @@ def _tools(value: Any) -> Any:
     return [_tool(item) for item in value] if isinstance(value, list) else value
 
 
-Tool = Annotated[ToolSpec, BeforeValidator(_tool)]
+# json_schema_input_type: `proctor schema` shows the short forms the validators accept (a name for a tool)
+Tool = Annotated[ToolSpec, BeforeValidator(_tool, json_schema_input_type=str | ToolSpec)]
 Tools = Annotated[list[Tool], BeforeValidator(_tools)]
 
 
@@ -270,7 +271,9 @@ _CHECKS: list[tuple[str, Any, str, TypeAdapter[Any], bool]] = [
         "tool-sequence",
         _check_tool_sequence,
         "The calls match a list of tools: {tools, mode: strict | unordered | subset | superset}.",
-        TypeAdapter(Annotated[SequenceSpec, BeforeValidator(_as_mapping("tools"))]),
+        TypeAdapter(
+            Annotated[SequenceSpec, BeforeValidator(_as_mapping("tools"), json_schema_input_type=SequenceSpec | Tools)]
+        ),
         True,
     ),
     (
@@ -278,7 +281,11 @@ _CHECKS: list[tuple[str, Any, str, TypeAdapter[Any], bool]] = [
         _check_tool_args_match,
         "Expected calls were made with matching arguments: {calls, mode: exact | ignore | subset | superset, "
         "overrides} (partial score).",
-        TypeAdapter(Annotated[ArgsMatchSpec, BeforeValidator(_as_mapping("calls"))]),
+        TypeAdapter(
+            Annotated[
+                ArgsMatchSpec, BeforeValidator(_as_mapping("calls"), json_schema_input_type=ArgsMatchSpec | Tools)
+            ]
+        ),
         False,
     ),
     (

@@ -12,6 +12,7 @@ from proctor.cli import (
     _calibrate,
     _compare,
     _consume,
+    _init,
     _list,
     _produce,
     _report,
@@ -65,6 +66,7 @@ app.command("consume")(_consume.consume_command)
 app.command("produce")(_produce.produce_command)
 app.command("calibrate")(_calibrate.calibrate_command)
 app.command("score")(_score.score_command)
+app.command("init")(_init.init_command)
 
 
 def main() -> None:

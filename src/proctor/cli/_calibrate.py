@@ -22,7 +22,7 @@ from typing import Any
 import typer
 
 from proctor.cli._common import guard
-from proctor.cli._history import HISTORY_HELP, resolve_run
+from proctor.cli._history import HISTORY, resolve_run
 from proctor.cli._serve import (
     CACHE_DIR,
     EARLY_EXIT,
@@ -143,7 +143,7 @@ def calibrate_command(
         envvar="PROCTOR_RESULTS",
         help="The run (results file or run id) a labels file refers to: calibrates the suite's judges.",
     ),
-    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    history: Path | None = HISTORY,
     min_kappa: float | None = typer.Option(
         None,
         "--min-kappa",

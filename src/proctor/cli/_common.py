@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 
@@ -14,7 +14,16 @@ from proctor.errors import ProctorError
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["K_HELP", "fail", "guard", "load_dotenv_upwards", "load_suites_or_exit"]
+__all__ = [
+    "K_HELP",
+    "fail",
+    "from_project",
+    "guard",
+    "load_dotenv_upwards",
+    "load_suites_or_exit",
+    "plural",
+    "project_or_exit",
+]
 
 T = TypeVar("T")
 
@@ -47,26 +56,84 @@ def guard(action: Callable[[], T]) -> T:
         fail(str(exc), exc.exit_code)
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 case`, `2 cases` (`many`: the plural when it is not `word + "s"`)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def project_or_exit(start: Path | None = None) -> Any:
+    """The project (`proctor.suite.ProjectInfo`) of a path, default the working directory.
+
+    Exits 2 when its `proctor.yaml` is invalid (file, line, field).
+    """
+    from proctor.suite import load_project
+
+    return guard(lambda: load_project(start))
+
+
+def from_project(context: typer.Context, name: str, value: T, configured: T | None) -> T:
+    """An option's value: the command line's (or its environment variable's), else `proctor.yaml`'s.
+
+    Args:
+        context: The command's context (it knows where each value came from).
+        name: The command's parameter name (`concurrency`).
+        value: The value Typer gave it.
+        configured: What the project config says (`None`: nothing).
+    """
+    if configured is None:
+        return value
+    source = context.get_parameter_source(name)
+    given = source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+    return value if given else configured
+
+
 def load_suites_or_exit(
     paths: Sequence[Path],
     *,
     trusted: bool = False,
     target_from_command_line: bool = False,
     simulate: bool | None = None,
+    verbose: bool = False,
 ) -> list[object]:
     """Load suites with check validation and the trust policy; exit 2 with every problem on a bad file.
 
     Args:
-        paths: Suite files and directories (default: the current directory).
+        paths: Suite files and directories (default: the `suites:` of the project's `proctor.yaml`, else
+            the current directory).
         trusted: `--trust`: the suites may name code to run (python targets, hooks, plugin checks).
         target_from_command_line: `--target` replaces the suites' targets (their code never runs).
         simulate: `--simulate` (play watsonx datasets' stories with a simulated user); `None` when not given.
+        verbose: List on stderr the files a directory search passed over (not suites).
     """
     from proctor.checks import registry
     from proctor.suite import Trust, load_suites
 
+    def skipped(path: Path) -> None:
+        if verbose:
+            typer.echo(f"skipped {path}: not a suite (no 'cases:' or 'turns:' at the top level)", err=True)
+
+    if not paths:
+        project = project_or_exit()
+        paths = _suite_files(project.suite_paths(), skipped) if project.config.suites else [Path(".")]
+        if not paths:
+            fail(f"{project.config_file}: suites: {project.config.suites} match no suite file under {project.root}")
     trust = Trust(trusted=trusted, target_from_command_line=target_from_command_line)
-    return list(guard(lambda: load_suites(paths or [Path(".")], registry, trust=trust, simulate=simulate)))
+
+    return list(guard(lambda: load_suites(paths, registry, trust=trust, simulate=simulate, on_skip=skipped)))
+
+
+def _suite_files(paths: list[Path], skipped: Callable[[Path], None]) -> list[Path]:
+    """The files `suites:` globs matched that are suites; the others are passed over, like a directory search's."""
+    from proctor.suite import is_suite_text
+
+    kept = []
+    for path in paths:
+        yaml_file = path.suffix in (".yaml", ".yml") and path.is_file()
+        if yaml_file and not is_suite_text(path.read_text(encoding="utf-8", errors="replace")):
+            skipped(path)
+            continue
+        kept.append(path)
+    return kept
 
 
 def is_terminal() -> bool:

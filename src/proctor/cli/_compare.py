@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from proctor.cli._common import fail, guard
-from proctor.cli._history import HISTORY_HELP, console, stored_cases
+from proctor.cli._common import fail, guard, plural
+from proctor.cli._history import HISTORY, console, stored_cases
 
 if TYPE_CHECKING:
     from proctor.results import Comparison
@@ -74,7 +74,9 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
         )
     out.print(table)
     if hidden:
-        out.print(f"{hidden} unchanged case(s) not shown (--all shows them)")
+        out.print(f"{plural(hidden, 'unchanged case')} not shown (--all shows them)")
+    if comparison.coverage_note:
+        out.print(f"[yellow]note:[/yellow] {comparison.coverage_note}", markup=True, highlight=False)
     for case in comparison.cases:
         for change in case.check_regressions:  # visible even when the case passed in both runs
             (failed_a, scored_a), (failed_b, scored_b) = change["a"], change["b"]
@@ -87,7 +89,8 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
     worse, better = comparison.discordant
     half = comparison.alpha / 2
     out.print(
-        f"pass/fail: {comparison.pairs} trial pairs; A passed and B failed {worse}, A failed and B passed {better}; "
+        f"pass/fail: {plural(comparison.pairs, 'trial pair')}; A passed and B failed {worse}, "
+        f"A failed and B passed {better}; "
         f"McNemar exact p = {comparison.mcnemar_p:.4g} (significant below {half:g})"
     )
     interval = comparison.score_interval
@@ -97,7 +100,7 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
         note = "" if comparison.score_decides else f" (too few cases to decide: {interval.n})"
         out.print(
             f"scores: mean per-case difference B - A = {_signed(interval.mean)}, {interval.confidence:.1%} bootstrap "
-            f"interval [{_signed(interval.low)}, {_signed(interval.high)}] over {interval.n} cases{note}"
+            f"interval [{_signed(interval.low)}, {_signed(interval.high)}] over {plural(interval.n, 'case')}{note}"
         )
     flaky = [case.name for case in comparison.cases if case.flaky]
     if flaky:
@@ -110,7 +113,7 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
 def compare_command(
     run_a: str = typer.Argument(..., help="The baseline: a run id or results file."),
     run_b: str = typer.Argument(..., help="The candidate: a run id or results file."),
-    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    history: Path | None = HISTORY,
     alpha: float = typer.Option(
         0.05, "--alpha", envvar="PROCTOR_ALPHA", min=0.0001, max=0.5, help="Significance level for a regression."
     ),

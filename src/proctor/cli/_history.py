@@ -6,6 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
+
 from proctor.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -16,25 +18,37 @@ if TYPE_CHECKING:
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = [
+    "HISTORY",
     "HISTORY_HELP",
     "console",
     "is_results_file",
     "missing_file",
     "open_history",
     "resolve_run",
+    "store_path",
     "stored_cases",
     "suites_dir",
 ]
 
-HISTORY_HELP = "Run history: a .db file or a suites directory (default ./.proctor/history.db)."
+HISTORY_HELP = (
+    "Run store: a .db file, or a directory holding .proctor/ (default: the project's store, "
+    ".proctor/history.db at the project root: the directory of proctor.yaml, else of .git; "
+    "PROCTOR_HOME moves it)."
+)
+HISTORY = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP)
+"""The `--history` option, the same on every command that reads or writes the store."""
 
 
-def console() -> Console:
-    """A console that does not squeeze tables to 80 columns when output goes to a file or pipe."""
+def console(min_width: int = 180) -> Console:
+    """A console that does not squeeze tables to 80 columns when output goes to a file or pipe.
+
+    Args:
+        min_width: The width used when output is not a terminal (at least this, or the terminal's width).
+    """
     from rich.console import Console
 
     out = Console(highlight=False, soft_wrap=True)
-    return out if out.is_terminal else Console(highlight=False, soft_wrap=True, width=max(out.width, 180))
+    return out if out.is_terminal else Console(highlight=False, soft_wrap=True, width=max(out.width, min_width))
 
 
 def is_results_file(ref: str) -> bool:
@@ -42,18 +56,27 @@ def is_results_file(ref: str) -> bool:
     return ref.endswith(".json") and Path(ref).is_file()
 
 
-def open_history(path: Path | None, *, create: bool = False) -> HistoryStore:
-    """Open the history store named by `--history` (or the default)."""
-    from proctor.results import HistoryStore, resolve_history_path
+def store_path(path: Path | None) -> Path:
+    """The store `--history` names, else the working directory's project store.
 
-    return HistoryStore(resolve_history_path(path), create=create)
+    Raises:
+        SuiteError: The project's `proctor.yaml` is invalid.
+    """
+    from proctor.results import resolve_history_path
+
+    return resolve_history_path(path)
+
+
+def open_history(path: Path | None, *, create: bool = False) -> HistoryStore:
+    """Open the history store named by `--history` (or the project's)."""
+    from proctor.results import HistoryStore
+
+    return HistoryStore(store_path(path), create=create)
 
 
 def suites_dir(history: Path | None) -> Path:
     """The directory the history belongs to: the parent of its `.proctor/` folder, else the current one."""
-    from proctor.results import resolve_history_path
-
-    resolved = resolve_history_path(history)
+    resolved = store_path(history)
     return resolved.parent.parent if resolved.parent.name == ".proctor" else Path(".")
 
 

@@ -1,6 +1,8 @@
 """`proctor report`: `evals-report.md` and a self-contained HTML report.
 
-The report covers the newest run of each model in the history, or the runs named.
+The report covers the newest run of each model in the history (preferring, per model, a run that covers
+the cases the others ran), or the runs named; runs that covered different cases are compared on the
+cases they share, and the command says so.
 """
 
 from __future__ import annotations
@@ -10,19 +12,25 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import K_HELP, fail, guard
-from proctor.cli._history import HISTORY_HELP, is_results_file, missing_file, open_history, suites_dir
+from proctor.cli._common import K_HELP, fail, guard, plural
+from proctor.cli._history import HISTORY, is_results_file, missing_file, open_history, suites_dir
+from proctor.errors import ConfigError
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["report_command"]
 
 
-def _chosen_runs(refs: list[str], history: Path | None) -> list[tuple[dict[str, Any], Path]]:
-    """The runs to report: those named (files or ids), else the newest run of each model in the history."""
+def _chosen_runs(refs: list[str], history: Path | None) -> tuple[list[tuple[dict[str, Any], Path]], list[str]]:
+    """The runs to report, and notes on the choice.
+
+    Those named (files or ids), else the newest run of each model in the history that covers the cases the
+    others ran (`HistoryStore.comparable_latest`).
+    """
     from proctor.results import load_run
 
     paths: list[tuple[Path, str | None]] = []
+    notes: list[str] = []
     ids = [ref for ref in refs if not is_results_file(ref)]
     if ids or not refs:
         with open_history(history) as store:
@@ -33,7 +41,8 @@ def _chosen_runs(refs: list[str], history: Path | None) -> list[tuple[dict[str, 
                     summary = store.get(ref)
                     paths.append((Path(summary.path or ""), summary.run_id))
             if not refs:
-                paths = [(Path(s.path or ""), s.run_id) for s in store.latest_per_model()]
+                latest, notes = store.comparable_latest()
+                paths = [(Path(s.path or ""), s.run_id) for s in latest]
     else:
         paths = [(Path(ref), None) for ref in refs]
     runs = []
@@ -41,14 +50,35 @@ def _chosen_runs(refs: list[str], history: Path | None) -> list[tuple[dict[str, 
         if run_id is not None and not path.is_file():
             raise missing_file(path, run_id)
         runs.append((load_run(path), path))
-    return runs
+    return runs, notes
+
+
+def _like_with_like(runs: list[tuple[dict[str, Any], Path]]) -> tuple[list[tuple[dict[str, Any], Path]], str | None]:
+    """The runs restricted to the cases all of them covered, and a note saying so (`None`: they all had the same).
+
+    Raises:
+        ConfigError: The runs share no case at all.
+    """
+    from proctor.results import restrict_run, shared_case_keys
+
+    shared = shared_case_keys([data for data, _ in runs])
+    if all(len(data["cases"]) == len(shared) for data, _ in runs):
+        return runs, None
+    covered = ", ".join(f"{data['run_id']}: {plural(len(data['cases']), 'case')}" for data, _ in runs)
+    if not shared:
+        raise ConfigError(f"the runs share no case ({covered}): name runs of the same suites")
+    note = (
+        f"the runs covered different cases ({covered}): the report compares the {plural(len(shared), 'case')} "
+        "all of them ran"
+    )
+    return [(restrict_run(data, shared), path) for data, path in runs], note
 
 
 def report_command(
     runs: list[str] = typer.Argument(
         None, help="Run ids or results files (default: the newest run of each model in the history)."
     ),
-    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    history: Path | None = HISTORY,
     output_dir: Path | None = typer.Option(
         None,
         "--output-dir",
@@ -65,9 +95,10 @@ def report_command(
 
     if not markdown and not html:
         fail("--no-markdown and --no-html: nothing to write")
-    chosen = guard(lambda: _chosen_runs(list(runs or []), history))
+    chosen, notes = guard(lambda: _chosen_runs(list(runs or []), history))
     if not chosen:
         fail("the history has no runs yet: `proctor run` records each run, or name results files")
+    chosen, note = guard(lambda: _like_with_like(chosen))
     report = build_report(chosen, k=k)
     directory = output_dir or suites_dir(history)
     try:
@@ -79,6 +110,8 @@ def report_command(
     except OSError as exc:
         fail(f"cannot write the report in {directory}: {exc}")
     labels = ", ".join(f"{run.label} ({run.summary.run_id})" for run in report.runs)
-    typer.echo(f"report of {len(report.runs)} run(s): {labels}")
+    for line in [*notes, *([note] if note else [])]:
+        typer.echo(f"note: {line}")
+    typer.echo(f"report of {plural(len(report.runs), 'run')}: {labels}")
     for path in written:
         typer.echo(f"wrote {path}")

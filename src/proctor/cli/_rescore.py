@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from proctor.cli._common import fail, guard
-from proctor.cli._history import HISTORY_HELP, missing_file, resolve_run
+from proctor.cli._history import HISTORY, missing_file, resolve_run, store_path
 from proctor.cli._options import (
     ALLOW_SKIPPED,
     CACHE_DIR,
@@ -41,7 +41,7 @@ def rescore_command(
         help="Re-run only these checks, by type (llm-rubric, rubric, ...) or name (repeat); others are kept.",
     ),
     judge: str | None = JUDGE,
-    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    history: Path | None = HISTORY,
     results_dir: Path | None = typer.Option(
         None, "--results-dir", envvar="PROCTOR_RESULTS_DIR", help="Where the new run goes (default: the original's)."
     ),
@@ -63,7 +63,6 @@ def rescore_command(
 ) -> None:
     """Re-run checks over a stored run's transcripts (no agent calls) and record a new, linked run."""
     from proctor.cli._console import exit_code, print_results, summary_json
-    from proctor.results import resolve_history_path
     from proctor.run import RunOptions, rescore_sync
 
     path, stored = guard(lambda: resolve_run(run, history))
@@ -78,7 +77,7 @@ def rescore_command(
             concurrency=concurrency,
             results_dir=results_dir,
             budget=budget,
-            history=resolve_history_path(history) if history is not None else None,
+            history=guard(lambda: store_path(history)),  # the new run lands in the store it was read from
             **shared,
         )
     )

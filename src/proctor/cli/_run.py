@@ -18,7 +18,8 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import fail, guard, is_terminal, load_suites_or_exit
+from proctor.cli._common import fail, from_project, guard, is_terminal, load_suites_or_exit, project_or_exit
+from proctor.cli._history import HISTORY
 from proctor.cli._options import (
     ALLOW_SKIPPED,
     CACHE_DIR,
@@ -70,6 +71,7 @@ def _target_override(target: str | None, gateway: str | None, agent: str | None)
 
 # Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def run_command(
+    context: typer.Context,
     paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
     case: list[str] = typer.Option([], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."),
     target: str | None = typer.Option(
@@ -134,12 +136,7 @@ def run_command(
         None, "--budget", envvar="PROCTOR_BUDGET", help="Stop starting trials past this USD spend."
     ),
     prices: Path | None = PRICES,
-    history: Path | None = typer.Option(
-        None,
-        "--history",
-        envvar="PROCTOR_HISTORY",
-        help="Run history to index the run in: a .db file or a directory (default <suite dir>/.proctor/history.db).",
-    ),
+    history: Path | None = HISTORY,
     graph: str | None = typer.Option(
         None,
         "--graph",
@@ -187,11 +184,18 @@ def run_command(
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
     from proctor.run import RunOptions, filter_cases, run_sync
 
+    project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
+    target = from_project(context, "target", target, project.config.target)
+    model = from_project(context, "model", model, project.config.model)
+    judge = from_project(context, "judge", judge, project.config.judge)
+    concurrency = from_project(context, "concurrency", concurrency, project.config.concurrency)
+    results_dir = from_project(context, "results_dir", results_dir, project.results_dir)
     suites: Any = load_suites_or_exit(
         paths or [],
         trusted=trust,
         target_from_command_line=target is not None or gateway is not None,
         simulate=simulate or None,
+        verbose=verbose,
     )
     gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection
     cases = guard(lambda: filter_cases(suites, case, tag))
@@ -209,7 +213,7 @@ def run_command(
         judge=judge, judge_concurrency=judge_concurrency, judge_rpm=judge_rpm, judge_timeout=judge_timeout,
         no_cache=no_cache, cache_dir=cache_dir, prices=prices, strict=strict, k=k,
     )  # fmt: skip
-    first = (paths or [Path(".")])[0]
+    first = paths[0] if paths else project.root
     default_dir = (first if first.is_dir() else first.parent) / ".results"
     options = guard(
         lambda: RunOptions(
@@ -225,7 +229,7 @@ def run_command(
             simulator=simulator,
             budget=budget,
             max_errors=limit,
-            history=_history_path(history),
+            history=_history_path(history, project.store),
             state=_graph(graph),
             **shared,
         )
@@ -299,9 +303,10 @@ def _graph(value: str | None) -> Any:
         raise ConfigError(str(exc)) from None
 
 
-def _history_path(value: Path | None) -> Path | None:
+def _history_path(value: Path | None, project_store: Path) -> Path:
+    """`--history`, else the store of the suites' project (the one `runs`, `report` and `view` read)."""
     if value is None:
-        return None  # the runner's default: beside the results directory
+        return project_store
     from proctor.results import resolve_history_path
 
     return resolve_history_path(value)

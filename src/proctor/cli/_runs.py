@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from proctor.cli._common import fail, guard
-from proctor.cli._history import HISTORY_HELP, console, open_history
+from proctor.cli._common import fail, guard, plural
+from proctor.cli._history import HISTORY, console, open_history
 
 __all__ = ["runs_command"]
 
@@ -23,7 +23,7 @@ def _num(value: float | None, spec: str = ".2f") -> str:
 
 
 def runs_command(
-    history: Path | None = typer.Option(None, "--history", envvar="PROCTOR_HISTORY", help=HISTORY_HELP),
+    history: Path | None = HISTORY,
     model: str | None = typer.Option(None, "--model", "-m", envvar="PROCTOR_MODEL", help="Only this model's runs."),
     limit: int = typer.Option(20, "--limit", "-n", envvar="PROCTOR_RUNS_LIMIT", min=1, help="Newest N runs."),
     scan: list[Path] = typer.Option(
@@ -41,21 +41,22 @@ def runs_command(
     with guard(lambda: open_history(history, create=bool(scan))) as store:
         notes = []
         for directory in scan:
-            notes.append(f"indexed {store.scan(directory)} results file(s) under {directory}")
+            notes.append(f"indexed {plural(store.scan(directory), 'results file')} under {directory}")
         if prune:
-            notes.append(f"forgot {store.remove_missing()} run(s) whose results file is gone")
+            notes.append(f"forgot {plural(store.remove_missing(), 'run')} whose results file is gone")
         runs = store.runs(model=model, limit=limit)
     if as_json:
         typer.echo(json.dumps([asdict(run) for run in runs], indent=2))
         return
-    out = console()
+    out = console(min_width=max((len(run.run_id) for run in runs), default=3) + 150)
     for note in notes:
         out.print(note)
     table = Table(title=f"Runs ({store.path})", title_justify="left")
+    widest = max((len(run.run_id) for run in runs), default=3)
+    table.add_column("run", no_wrap=True, min_width=widest)  # whole ids: they are what other commands take
     for column, justify in [
-        ("run", "left"),
         ("model", "left"),
-        ("started", "left"),
+        ("started (UTC)", "left"),
         ("status", "left"),
         ("cases P/T", "right"),
         ("pass rate", "right"),
@@ -64,14 +65,16 @@ def runs_command(
         ("p50 ms", "right"),
         ("tokens", "right"),
         ("cost $", "right"),
-        ("rescored from", "left"),
     ]:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    rescored = any(run.rescored_from for run in runs)
+    if rescored:  # the column only when a listed run was rescored: the width goes to the others
+        table.add_column("rescored from", no_wrap=True)
     for run in runs:
-        table.add_row(
+        row = (
             run.run_id,
             run.model or "-",
-            run.started_at,
+            run.started_at[:19].replace("T", " "),  # UTC; the seconds are enough to tell runs apart
             run.status,
             f"{run.passed}/{run.cases}",
             _pct(run.pass_rate),
@@ -80,8 +83,8 @@ def runs_command(
             _num(run.p50_latency_ms, ".0f"),
             f"{run.tokens:,}",
             _num(run.cost_usd, ".4f"),
-            run.rescored_from or "",
         )
+        table.add_row(*row, *([run.rescored_from or ""] if rescored else []))
     out.print(table)
     if not runs:
         out.print("no runs" + (f" of model {model}" if model else "") + ": `proctor run` records each run here")

@@ -15,7 +15,7 @@ from proctor.results._model import RESULTS_VERSION, CaseResult, RunResult, Trial
 from proctor.results._writers import write_json, write_junit, write_output
 
 if TYPE_CHECKING:
-    from proctor.results._comparison import CaseComparison, Comparison, compare_runs
+    from proctor.results._comparison import CaseComparison, Comparison, compare_runs, restrict_run, shared_case_keys
     from proctor.results._format import results_json_schema
     from proctor.results._history import HistoryStore, default_history_path, index_run, resolve_history_path
     from proctor.results._report import write_report
@@ -39,6 +39,8 @@ _LAZY = {
     "paired_bootstrap": "proctor.results._stats",
     "pass_at_k": "proctor.results._stats",
     "resolve_history_path": "proctor.results._history",
+    "restrict_run": "proctor.results._comparison",
+    "shared_case_keys": "proctor.results._comparison",
     "wilson_interval": "proctor.results._stats",
     "write_report": "proctor.results._report",
     "results_json_schema": "proctor.results._format",
@@ -71,7 +73,9 @@ __all__ = [
     "pass_at_k",
     "read_previous_trials",
     "resolve_history_path",
+    "restrict_run",
     "results_json_schema",
+    "shared_case_keys",
     "wilson_interval",
     "with_k",
     "write_json",

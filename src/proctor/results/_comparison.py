@@ -18,14 +18,22 @@ optimistic when a case has many trials; the bootstrap resamples whole cases and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from proctor.results._stats import BootstrapInterval, mcnemar_exact, paired_bootstrap
-from proctor.results._summary import StoredCase
+from proctor.results._summary import StoredCase, case_identity
 
-__all__ = ["MIN_BOOTSTRAP_CASES", "CaseChange", "CaseComparison", "Comparison", "compare_runs"]
+__all__ = [
+    "MIN_BOOTSTRAP_CASES",
+    "CaseChange",
+    "CaseComparison",
+    "Comparison",
+    "compare_runs",
+    "restrict_run",
+    "shared_case_keys",
+]
 
 MIN_BOOTSTRAP_CASES = 5
 """Fewer paired cases than this and the score interval is shown but decides nothing: a bootstrap over
@@ -163,6 +171,32 @@ class Comparison:
     """Bootstrap interval of the mean per-case score difference (B - A), at confidence `1 - alpha / 2`."""
 
     @property
+    def coverage(self) -> dict[str, int]:
+        """How many cases each run covered and how many both did (the tests compare only those)."""
+        return {
+            "a": sum(1 for case in self.cases if case.a is not None),
+            "b": sum(1 for case in self.cases if case.b is not None),
+            "shared": sum(1 for case in self.cases if case.a is not None and case.b is not None),
+        }
+
+    @property
+    def same_cases(self) -> bool:
+        """Whether both runs covered the same cases."""
+        return all(case.a is not None and case.b is not None for case in self.cases)
+
+    @property
+    def coverage_note(self) -> str | None:
+        """What was compared when the runs covered different cases (`None` when they covered the same)."""
+        if self.same_cases:
+            return None
+        counts = self.coverage
+        return (
+            f"the runs covered different cases (A {_plural(counts['a'], 'case')}, B {counts['b']}): the tests "
+            f"compare the {_plural(counts['shared'], 'case')} both ran; "
+            f"{counts['a'] - counts['shared']} only in A (removed), {counts['b'] - counts['shared']} only in B (added)"
+        )
+
+    @property
     def discordant(self) -> tuple[int, int]:
         """`(A passed and B failed, A failed and B passed)` trial pairs."""
         pairs = [p for case in self.cases for p in case.pairs]
@@ -220,6 +254,7 @@ class Comparison:
             "verdict": self.verdict,
             "regression": self.regression,
             "alpha": self.alpha,
+            "coverage": {**self.coverage, "same": self.same_cases},
             "pass_fail": {
                 "pairs": self.pairs,
                 "a_only_passed": worse,
@@ -242,6 +277,62 @@ class Comparison:
             "check_regressions": [{"case": c.name, **change} for c in self.cases for change in c.check_regressions],
             "cases": [c.to_dict() for c in self.cases],
         }
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def shared_case_keys(runs: Sequence[dict[str, Any]]) -> frozenset[str]:
+    """The cases (`case_identity` keys) every one of these results JSONs covered."""
+    sets = [frozenset(case_identity(case) for case in data["cases"]) for data in runs]
+    return frozenset.intersection(*sets) if sets else frozenset()
+
+
+def restrict_run(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    """A copy of a results JSON holding only the cases in `keys`, its summary figures recomputed over them.
+
+    For laying runs that covered different cases side by side on the cases they share. The pass
+    statistics (pass@k, intervals) are recomputed by the report; the counts, pass rate, trial counts,
+    tokens and known costs here. The input is not changed.
+    """
+    cases = [case for case in data["cases"] if case_identity(case) in keys]
+    statuses = [case.get("status") for case in cases]
+    trials = [trial for case in cases for trial in case.get("trials") or []]
+    skipped = statuses.count("skipped")
+    summary = dict(data.get("summary") or {})
+    summary.update(
+        cases=len(cases),
+        passed=statuses.count("passed"),
+        failed=statuses.count("failed"),
+        errored=statuses.count("error"),
+        pass_rate=round(statuses.count("passed") / (len(cases) - skipped), 6) if len(cases) > skipped else None,
+        trials={
+            **(summary.get("trials") or {}),
+            "run": len(trials),
+            "passed": sum(1 for t in trials if t.get("status") == "passed"),
+            "failed": sum(1 for t in trials if t.get("status") == "failed"),
+            "errored": sum(1 for t in trials if t.get("status") == "error"),
+        },
+        tokens={
+            part: sum((case.get("tokens") or {}).get(part, 0) for case in cases)
+            for part in ("prompt", "completion", "total")
+        },
+        costs=_costs(case.get("costs") or {} for case in cases),
+        cases_of_run=len(data["cases"]),
+    )
+    return {**data, "summary": summary, "cases": cases}
+
+
+def _costs(parts: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Known USD cost per role summed over cases (`cost_usd` stays `None` for a role with no known cost)."""
+    totals: dict[str, dict[str, Any]] = {}
+    for costs in parts:
+        for role, part in costs.items():
+            total = totals.setdefault(role, {"cost_usd": None})
+            if part.get("cost_usd") is not None:
+                total["cost_usd"] = round((total["cost_usd"] or 0.0) + part["cost_usd"], 8)
+    return totals
 
 
 def _pair_cases(

@@ -2,8 +2,9 @@
 
 The results JSON stays the interchange format; the store keeps each run's figures, its cases and its
 trials' outcomes, so `proctor runs`, `proctor report` (choosing runs) and `proctor compare` never
-re-parse every results file. The default location is `.proctor/history.db` beside the suites (beside
-their `.results/` directory). Several processes may write it at once (WAL journal, busy timeout).
+re-parse every results file. There is one store per project: `.proctor/history.db` at the project root
+(`proctor.suite.default_store_path`: the directory of `proctor.yaml`, else of `.git`; `PROCTOR_HOME`
+moves it). Several processes may write it at once (WAL journal, busy timeout).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from proctor.errors import ConfigError
+from proctor.errors import ConfigError, SuiteError
 from proctor.results._summary import (
     RunSummary,
     StoredCase,
@@ -27,6 +28,7 @@ from proctor.results._summary import (
     known_cost,
     load_run,
 )
+from proctor.suite import default_store_path
 
 __all__ = [
     "HISTORY_FILE",
@@ -37,7 +39,7 @@ __all__ = [
 ]
 
 HISTORY_FILE = Path(".proctor") / "history.db"
-"""Where the store lives, relative to the suites' directory."""
+"""Where the store lives, relative to the project root."""
 
 SCHEMA_VERSION = 1
 """`PRAGMA user_version` of the store's tables."""
@@ -109,14 +111,28 @@ CREATE TABLE IF NOT EXISTS trials (
 
 
 def default_history_path(results_dir: Path) -> Path:
-    """The store beside a results directory: `<dir>/../.proctor/history.db` (beside the suites)."""
-    return results_dir.parent / HISTORY_FILE
+    """The store of the project a results directory belongs to (its suites' directory's project).
+
+    The run is written when this is asked, so a project config that cannot be read does not fail it: the
+    store then goes beside the suites (`<results_dir>/../.proctor/history.db`), with a warning.
+    """
+    try:
+        return default_store_path(results_dir.parent)
+    except SuiteError as exc:
+        _log.warning("the run store of %s is beside the suites: %s", results_dir, exc)
+        return results_dir.parent / HISTORY_FILE
 
 
 def resolve_history_path(value: Path | None) -> Path:
-    """Where the store is: a `.db` file as given, `<dir>/.proctor/history.db` for a directory, else `./.proctor/`."""
+    """Where the store is: a `.db` file as given, `<dir>/.proctor/history.db` for a directory, else the project's.
+
+    The project's store is that of the working directory (`proctor.suite.default_store_path`).
+
+    Raises:
+        SuiteError: The project's `proctor.yaml` is invalid.
+    """
     if value is None:
-        return HISTORY_FILE
+        return default_store_path()
     if value.is_dir():
         return value / HISTORY_FILE
     return value
@@ -310,6 +326,44 @@ class HistoryStore:
             latest.setdefault(run.model, run)
         return list(reversed(latest.values()))
 
+    def comparable_latest(self) -> tuple[list[RunSummary], list[str]]:
+        """The newest run of each model, preferring runs that cover the same cases; and what was chosen why.
+
+        When the newest runs cover different cases (one was a `--case` or single-file run), each model whose
+        newest run misses cases the others ran takes instead its newest run that covers all of them, when it
+        has one. Oldest first, as `latest_per_model`. The notes say which run replaced which.
+        """
+        latest = self.latest_per_model()
+        covered = {run.path: self.case_keys(run) for run in latest}
+        union = frozenset().union(*covered.values()) if covered else frozenset()
+        if all(keys == union for keys in covered.values()):
+            return latest, []
+        chosen: list[RunSummary] = []
+        notes: list[str] = []
+        for run in latest:
+            if covered[run.path] >= union:
+                chosen.append(run)
+                continue
+            wider = next((r for r in self.runs(model=run.model) if self.case_keys(r) >= union), None)
+            if run.model is None or wider is None:
+                chosen.append(run)
+                continue
+            chosen.append(wider)
+            notes.append(
+                f"{run.model}: its newest run {run.run_id} covers {_cases(len(covered[run.path]))} of {len(union)}; "
+                f"reporting its newest run that covers them all, {wider.run_id} (name run ids to choose)"
+            )
+        return chosen, notes
+
+    def case_keys(self, run: RunSummary) -> frozenset[str]:
+        """The cases a stored run covered (their keys, `<file>::<name>`)."""
+        return frozenset(
+            key
+            for (key,) in self._db.execute(
+                "SELECT case_key FROM cases WHERE run = (SELECT id FROM runs WHERE path = ?)", (run.path,)
+            )
+        )
+
     def get(self, ref: str) -> RunSummary:
         """Find a run by id, by results file path, or by a unique prefix of its id.
 
@@ -352,6 +406,10 @@ class HistoryStore:
 
     def __iter__(self) -> Iterator[RunSummary]:
         return iter(self._select())
+
+
+def _cases(count: int) -> str:
+    return f"{count} case" if count == 1 else f"{count} cases"
 
 
 def index_run(history: Path, results_file: Path, data: dict[str, Any]) -> bool:

@@ -1,7 +1,7 @@
 """The canonical suite model, loading with located errors, and JSON Schema export."""
 
 from proctor.suite._journey import ArgStrategy, JourneySpec, MatchingSpec, TextGoal, ToolCallGoal
-from proctor.suite._loader import discover_suite_files, load_suite_file, load_suites
+from proctor.suite._loader import discover_suite_files, is_suite_text, load_suite_file, load_suites
 from proctor.suite._model import (
     AssertionOptions,
     AssertionSpec,
@@ -11,6 +11,14 @@ from proctor.suite._model import (
     ScoringSpec,
     SuiteFileSpec,
     TurnSpec,
+)
+from proctor.suite._project import (
+    HOME_ENV,
+    ProjectConfig,
+    ProjectInfo,
+    default_store_path,
+    find_project_root,
+    load_project,
 )
 from proctor.suite._simulate import (
     DEFAULT_GREETINGS,
@@ -45,6 +53,7 @@ __all__ = [
     "DEFAULT_SIGNOFF",
     "DEFAULT_TIMEOUT",
     "DEFAULT_TRIALS",
+    "HOME_ENV",
     "MAX_FILE_BYTES",
     "PROJECT_FILE",
     "ArgStrategy",
@@ -68,6 +77,8 @@ __all__ = [
     "OpenAITargetSpec",
     "PersonaSpec",
     "Project",
+    "ProjectConfig",
+    "ProjectInfo",
     "PythonTargetSpec",
     "Rubric",
     "ScoringSpec",
@@ -86,8 +97,12 @@ __all__ = [
     "ToolCallGoal",
     "Trust",
     "TurnSpec",
+    "default_store_path",
     "discover_suite_files",
     "find_project",
+    "find_project_root",
+    "is_suite_text",
+    "load_project",
     "load_suite_file",
     "load_suites",
     "parse_target_string",

@@ -30,8 +30,9 @@ from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._trust import PROJECT_FILE, FileRefError, Trust, find_project, read_named_text
-from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan
+from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan, syntax_mark, syntax_message, top_level_keys
 from proctor.suite.formats.embabel import (
+    JOB_KEYS,
     embabel_to_suite,
     is_embabel_job,
     is_recall_eval,
@@ -41,7 +42,7 @@ from proctor.suite.formats.embabel import (
 from proctor.suite.formats.goeval import is_judges_file, judges_file_message
 from proctor.suite.formats.watsonx import adk_config_kind, adk_test_paths, load_watsonx_file, select_suite_files
 
-__all__ = ["discover_suite_files", "load_suite_file", "load_suites"]
+__all__ = ["SUITE_MARKERS", "discover_suite_files", "is_suite_text", "load_suite_file", "load_suites"]
 
 SUITE_SUFFIXES = (".yaml", ".yml")
 SKIPPED_DIRS = frozenset({".results", ".git", ".venv", "node_modules", "__pycache__", ".proctor"})
@@ -63,28 +64,76 @@ _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 60
 
 
-def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
+def discover_suite_files(paths: Iterable[str | Path], *, on_skip: Callable[[Path], None] | None = None) -> list[Path]:
     """Expand files and directories into suite files, in a stable order.
 
-    Directories are searched recursively for `*.yaml` and `*.yml`, and for `*.json` files that are
-    watsonx datasets (`proctor.suite.formats.watsonx`), skipping `.results/` and other tool directories.
+    Directories are searched recursively for the files that are suites: `*.yaml` and `*.yml` of a known
+    suite shape (`is_suite_text`) and `*.json` watsonx datasets (`proctor.suite.formats.watsonx`),
+    skipping hidden folders, `.results/` and other tool directories. Other YAML files there (a
+    `docker-compose.yml`, a CI workflow) are passed over quietly; `on_skip` hears of each. A file named
+    directly is loaded, and is an error when it is plainly not a suite.
 
     Raises:
-        SuiteError: A path does not exist, or a directory holds no suite files.
+        SuiteError: A path does not exist, a directory holds no suite files, or a named file is not a suite.
     """
-    found, issues = _discover(paths)
+    found, issues = _discover(paths, on_skip)
     if issues:
         raise SuiteError(issues)
     return found
 
 
-def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]]:
+SUITE_MARKERS = frozenset({"cases", "turns", "simulate"}) | JOB_KEYS
+"""Top-level keys that make a YAML file a suite in a directory search (Proctor, Lobu, Embabel layouts)."""
+_SUITE_FIELDS = frozenset(
+    {*SuiteFileSpec.model_fields, *(f.alias for f in SuiteFileSpec.model_fields.values() if f.alias)} - {"version"}
+)
+
+
+def is_suite_text(text: str) -> bool:
+    """Whether a YAML text has a suite's shape: a top-level `cases:`, `turns:`, `simulate:` or Embabel job key.
+
+    A flow-style or multi-document text cannot be told apart cheaply and counts as a suite (its load says more).
+    """
+    keys = top_level_keys(text)
+    return keys is None or bool(keys & SUITE_MARKERS)
+
+
+def _not_a_suite(path: Path) -> SuiteIssue | None:
+    """The error for a file named directly whose top-level keys are none a suite has (`None`: load it)."""
+    try:
+        with path.open("rb") as file:
+            keys = top_level_keys(file.read(MAX_SUITE_BYTES).decode("utf-8", "replace"))
+    except OSError:
+        return None  # the load reports it
+    if not keys or keys & (_SUITE_FIELDS | JOB_KEYS):
+        return None
+    found = ", ".join(sorted(keys)[:8])
+    message = (
+        "not a suite file: a suite has 'cases:' (or 'turns:' or 'simulate:' for one case) at the top level; "
+        f"found {found}"
+    )
+    return SuiteIssue(str(path), 1, 1, "", message)
+
+
+def _is_suite_file(path: Path) -> bool:
+    if path.suffix == ".json":
+        return True  # watsonx datasets were chosen by select_suite_files
+    try:
+        with path.open("rb") as file:
+            return is_suite_text(file.read(MAX_SUITE_BYTES).decode("utf-8", "replace"))
+    except OSError:
+        return True  # the load reports it
+
+
+def _discover(
+    paths: Iterable[str | Path], on_skip: Callable[[Path], None] | None = None
+) -> tuple[list[Path], list[SuiteIssue]]:
     found: list[Path] = []
     issues: list[SuiteIssue] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(
+            candidates = sorted(
                 p
                 for p in path.rglob("*")
                 if (p.suffix in SUITE_SUFFIXES or p.suffix == ".json")
@@ -92,10 +141,15 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
                 and p.is_file()
                 and not _skipped_dir(p.relative_to(path).parts[:-1])
             )
-            files = select_suite_files(files)  # JSON only when a watsonx dataset; not a watsonx config
+            files = select_suite_files(candidates)  # JSON only when a watsonx dataset; not a watsonx config
             files = [p for p in files if p.suffix == ".json" or not is_judges_file(p)]  # Go judges.yaml
+            files = [p for p in files if _is_suite_file(p)]
+            if on_skip is not None:
+                kept = set(files)
+                for skipped in (p for p in candidates if p not in kept):
+                    on_skip(skipped)
             if not files:
-                message = "no *.yaml or *.yml suite files (or watsonx *.json datasets) found"
+                message = "no suite files found (YAML files with 'cases:' or 'turns:', or watsonx *.json datasets)"
                 issues.append(SuiteIssue(str(path), None, None, "", message))
             found.extend(files)
         elif path.is_file() and path.suffix != ".json" and adk_config_kind(path) is not None:
@@ -103,11 +157,15 @@ def _discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SuiteIssue]
             tests = adk_test_paths(path)
             if not tests:
                 issues.append(SuiteIssue(str(path), 1, 1, "test_paths", "an ADK configuration with no test_paths"))
-            more, problems = _discover(tests)
+            more, problems = _discover(tests, on_skip)
             found.extend(more)
             issues.extend(problems)
         elif path.is_file():
-            found.append(path)
+            problem = None if path.suffix == ".json" or is_judges_file(path) else _not_a_suite(path)
+            if problem is not None:
+                issues.append(problem)
+            else:
+                found.append(path)
         else:
             issues.append(SuiteIssue(str(path), None, None, "", "no such file or directory"))
     return list(dict.fromkeys(found)), issues
@@ -119,6 +177,7 @@ def load_suites(
     *,
     trust: Trust | None = None,
     simulate: bool | None = None,
+    on_skip: Callable[[Path], None] | None = None,
 ) -> list[Suite]:
     """Load every suite under `paths`, collecting the problems of all files before raising.
 
@@ -130,6 +189,7 @@ def load_suites(
         trust: What the suites may make Proctor do (`proctor.suite.Trust`): with one, code a suite names
             is a load error unless trusted, and the files it names must lie in its project root (the
             nearest `proctor.yaml` above each path, else the path itself). Without one, as before.
+        on_skip: Told of each file a directory search passed over (not a suite); `proctor run -v` lists them.
 
     Raises:
         SuiteError: With every problem of every file.
@@ -139,7 +199,7 @@ def load_suites(
     issues: list[SuiteIssue] = []
     seen: set[Path] = set()
     for raw in paths:
-        files, problems = _discover([raw])
+        files, problems = _discover([raw], on_skip)
         missing.extend(problems)
         policy = trust
         if trust is not None and files:
@@ -224,8 +284,8 @@ def load_suite_file(
         if problems:  # libyaml found a syntax error that ruamel let pass: the scan stopped there
             raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        message = f"invalid YAML: {exc.problem or exc.context}"
+        mark = syntax_mark(exc)
+        message = syntax_message(exc)
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
     except (RuamelError, ValueError, RecursionError, LookupError, TypeError, AttributeError) as exc:

@@ -233,12 +233,13 @@ class SuiteFileSpec(_CaseFields):
     simulator: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+/.+$")
     """The model (`provider/model`) that plays simulated users; default the judge model."""
 
-    @field_validator("target", mode="before")
+    # json_schema_input_type: `proctor schema` shows the string forms (`target: http://host/v1`, `judge: p/m`)
+    @field_validator("target", mode="before", json_schema_input_type=str | TargetSpec | None)
     @classmethod
     def _target_string(cls, value: Any) -> Any:
         return parse_target_string(value) if isinstance(value, str) else value
 
-    @field_validator("judge", mode="before")
+    @field_validator("judge", mode="before", json_schema_input_type=str | JudgeSpec | None)
     @classmethod
     def _judge_string(cls, value: Any) -> Any:
         return {"model": value} if isinstance(value, str) else value

@@ -17,16 +17,12 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from proctor.suite._yaml import fast_load
+from proctor.suite._project import PROJECT_FILE, read_project_config
 
 __all__ = ["MAX_FILE_BYTES", "PROJECT_FILE", "FileRefError", "Project", "Trust", "find_project", "read_named_file"]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """Largest file a suite may name (a rubric, a setup script, a prompt)."""
-PROJECT_FILE = "proctor.yaml"
-"""The project config file; its directory is the project root."""
 HOW_TO_TRUST = (
     "a suite file is data: to run code it names, pass --trust (or PROCTOR_TRUST=1), set 'trusted: true' "
     f"in the project's {PROJECT_FILE}, or name the code on the command line"
@@ -49,15 +45,6 @@ class Trust:
     """The project root every named file must lie in; `None`: found per path (see the module doc)."""
 
 
-class ProjectConfig(BaseModel):
-    """The parts of `proctor.yaml` the loader reads."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    trusted: bool = False
-    """Suites of this project may run the code they name (python targets, hooks, plugin checks)."""
-
-
 @dataclass(frozen=True, slots=True)
 class Project:
     """A project root and whether its suites are trusted."""
@@ -75,27 +62,15 @@ def find_project(path: Path) -> Project:
     """The project a suite path belongs to: the nearest `proctor.yaml` above it, else the path itself.
 
     Raises:
-        FileRefError: The `proctor.yaml` found cannot be read or is invalid.
+        SuiteError: The `proctor.yaml` found cannot be read or is invalid (located: file, line, field).
     """
     start = path.resolve()
     directory = start if start.is_dir() else start.parent
     for candidate in (directory, *directory.parents):
         config = candidate / PROJECT_FILE
         if config.is_file():
-            return Project(candidate, _read_config(config).trusted, config)
+            return Project(candidate, read_project_config(config).trusted, config)
     return Project(directory, False, None)
-
-
-def _read_config(path: Path) -> ProjectConfig:
-    text = read_named_file(path.name, path.parent, None, "project config").decode("utf-8", "replace")
-    try:
-        data = fast_load(text)
-        return ProjectConfig.model_validate(data if data is not None else {})
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
-        raise FileRefError(f"{path}: {problems}") from None
-    except Exception as exc:  # a broken YAML config is reported like any other bad file
-        raise FileRefError(f"{path}: cannot read: {type(exc).__name__}: {exc}") from None
 
 
 def read_named_file(value: str, base: Path, root: Path | None, what: str) -> bytes:

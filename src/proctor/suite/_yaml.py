@@ -20,7 +20,16 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "DuplicateKeyError", "YamlProblem", "fast_load", "prescan"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "DuplicateKeyError",
+    "YamlProblem",
+    "fast_load",
+    "prescan",
+    "syntax_mark",
+    "syntax_message",
+]
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -187,17 +196,56 @@ def prescan(text: str) -> list[YamlProblem]:
                 problems.append(_problem(mark, f"aliases expand this file to more than {MAX_NODES:,} values"))
                 return problems
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        mark = syntax_mark(exc)
         if "nesting depth" in str(exc.problem):  # libyaml's own limit, met while scanning ahead of ours
             problems.append(_problem(mark, f"nested more than {MAX_DEPTH} levels deep"))
         else:
-            problems.append(_problem(mark, f"invalid YAML: {exc.problem or exc.context}", syntax=True))
+            problems.append(_problem(mark, syntax_message(exc), syntax=True))
     except yaml.reader.ReaderError as exc:
         line, column = _position(text, exc.position)
         problems.append(YamlProblem(line, column, f"invalid YAML: {_reader_reason(exc)}"))
     except yaml.YAMLError as exc:
         problems.append(YamlProblem(None, None, f"invalid YAML: {exc}"))
     return problems
+
+
+def syntax_mark(exc: Any) -> Any:
+    """Where a YAML syntax error starts (PyYAML's or ruamel.yaml's marked error; `None` when unknown).
+
+    A reader that runs off the end of the text (an unclosed quote, bracket or brace), or meets the next
+    lines still inside a bracket opened lines earlier, reports where it noticed; the construct it was
+    reading (its `context_mark`) is where the user's mistake is. Any other error is where it stopped.
+    """
+    return (
+        exc.context_mark
+        if _left_open(exc)
+        else getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    )
+
+
+def _left_open(exc: Any) -> bool:
+    """Whether the error is a construct left open: the text ended, or a flow collection ran on past its line."""
+    problem = str(getattr(exc, "problem", "") or "")
+    context = str(getattr(exc, "context", "") or "")
+    start, stop = getattr(exc, "context_mark", None), getattr(exc, "problem_mark", None)
+    if start is None:
+        return False
+    if "end of stream" in problem or "<stream end>" in problem:
+        return True
+    return context.startswith("while parsing a flow") and stop is not None and stop.line > start.line
+
+
+def syntax_message(exc: Any) -> str:
+    """The words for a YAML syntax error, naming the construct left open when it was."""
+    problem = str(getattr(exc, "problem", "") or "")
+    context = str(getattr(exc, "context", "") or "")
+    if not _left_open(exc):
+        return f"invalid YAML: {problem or context}"
+    what = context.removeprefix("while scanning ").removeprefix("while parsing ")
+    if "end of stream" in problem or "<stream end>" in problem:
+        return f"invalid YAML: {what} starts here and is not closed before the end of the file ({problem})"
+    stop = exc.problem_mark
+    return f"invalid YAML: {what} starts here and is not closed ({problem}, line {stop.line + 1})"
 
 
 _TAG_HINT = "; a suite file is data: only the core tags !!str, !!int, !!float, !!bool, !!null, !!seq, !!map"

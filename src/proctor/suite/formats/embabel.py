@@ -26,6 +26,7 @@ from typing import Any
 
 __all__ = [
     "EMBABEL_KEYS",
+    "JOB_KEYS",
     "MOVED",
     "URBOT_MOVED",
     "embabel_to_suite",
@@ -54,6 +55,8 @@ URBOT_MOVED: dict[str, tuple[str | int, ...]] = {
 }
 """Where a consumer's recall eval (urbot's layout) puts its keys: the one `tasks` check's value."""
 _MARKERS = frozenset({"evaluator", "tasks", "aspirationalAverage", "greetings", "facts"})
+JOB_KEYS = _MARKERS
+"""Top-level keys that mark an Embabel job (one of them, and no Proctor layout key)."""
 _CANONICAL = frozenset({"turns", "cases", "simulate"})
 _SIMULATION = frozenset({"evaluator", "greetings", "aspirationalAverage"})
 _THRESHOLDS = frozenset({"minTaskScore", "minAverageScore"})
