@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest install-dev install-demo system-deps bench clean
+.PHONY: demo test lint typecheck pytest install-dev install-demo system-deps bench bench-peers clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ test: system-deps install-dev lint typecheck pytest
 
 bench: install-dev
 	$(BIN)/python bench/run.py
+
+## Proctor beside ragas, promptfoo and a bare asyncio loop on the same workloads (peers install into
+## /tmp/bench-work, never into .venv; first run takes minutes). REPS=6 for figures worth quoting.
+bench-peers:
+	ONLY="$${ONLY:-proctor ragas baseline promptfoo}" REPS="$${REPS:-3}" bash bench/peers/run_peers.sh
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
