@@ -48,7 +48,7 @@ EPILOG = epilog(
     [
         (
             "A suite's judges against human verdicts added to a results file:",
-            "proctor calibrate .results/gpt-4-1-mini_20261101T090000Z.json --min-kappa 0.6",
+            "proctor calibrate .results/run.json --min-kappa 0.6",
         ),
         (
             "A labels file (.jsonl, .csv, .yaml) for a stored run, as JSON:",
