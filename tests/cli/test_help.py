@@ -22,9 +22,9 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from proctor.cli import app
-from service.conftest import RedisServer, redis_server  # noqa: F401  # the session's Redis, for consume/produce
 from servers._serve import serve_app
 from servers.chat import ChatServer, build_app
+from service.conftest import RedisServer, redis_server  # noqa: F401  # the session's Redis, for consume/produce
 
 runner = CliRunner()
 COMMANDS: dict[str, click.Command] = dict(get_command(app).commands)  # type: ignore[attr-defined]
@@ -230,10 +230,9 @@ def test_always_json_commands_print_json(project: Project, redis_server: RedisSe
     sent = runner.invoke(app, ["produce", "--sample", "2", *redis])
     assert sent.exit_code == 0, sent.output
     assert json.loads(sent.stdout)["sent"] == 2
+    streams = ["--results-stream", f"{stream}-results", "--dead-letter-stream", f"{stream}-dead", "--group", stream]
     consumed = runner.invoke(
-        app,
-        ["consume", *redis, "--results-stream", f"{stream}-results", "--dead-letter-stream", f"{stream}-dead"]
-        + ["--group", stream, "--exit-when-idle", "--block-ms", "50", "--log-level", "warning"],
+        app, ["consume", *redis, *streams, "--exit-when-idle", "--block-ms", "50", "--log-level", "warning"]
     )
     assert consumed.exit_code == 0, consumed.output
     assert json.loads(consumed.stdout)["results"] == 2
