@@ -59,8 +59,9 @@ ROW = {
 JSON_OPTION = "--json"
 ALWAYS_JSON = {"schema", "produce", "consume"}
 """Commands whose only stdout is JSON, with or without options: `--json` would change nothing."""
-NO_RESULT = {"serve"}
-"""Commands that print no result or listing (`serve` is a server; `--print-openapi` is JSON, tested below)."""
+NO_RESULT = {"serve", "view", "init"}
+"""Commands that print no result or listing: servers (`serve`, `view`; `serve --print-openapi` is JSON, tested
+below) and `init`, which writes a file."""
 
 
 def help_text(command: str, columns: int) -> str:
@@ -220,11 +221,14 @@ def test_json_answers_what_the_tables_say(project: Project) -> None:
     assert json.loads(scored.stdout)["scorers"]["tool_correctness_exact"]["passed"] == 1
 
 
-def test_always_json_commands_print_json(project: Project, redis_server: RedisServer) -> None:  # noqa: F811
+def test_schema_and_openapi_print_json() -> None:
     schema = runner.invoke(app, ["schema"])
     assert schema.exit_code == 0 and json.loads(schema.stdout)["type"] == "object"
     openapi = runner.invoke(app, ["serve", "--print-openapi"])
     assert openapi.exit_code == 0 and "paths" in json.loads(openapi.stdout)
+
+
+def test_produce_and_consume_print_json(project: Project, redis_server: RedisServer) -> None:  # noqa: F811
     stream = f"help-{project.run_a}"
     redis = ["--redis-url", redis_server.url, "--stream", stream]
     sent = runner.invoke(app, ["produce", "--sample", "2", *redis])

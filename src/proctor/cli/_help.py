@@ -20,7 +20,6 @@ __all__ = [
     "PANEL_LOGGING",
     "PANEL_OUTPUT",
     "PANEL_RUN",
-    "PANEL_SELECT",
     "PANEL_STATS",
     "PANEL_TARGET",
     "PANEL_VERDICT",
@@ -31,7 +30,6 @@ JSON_HELP = "Print the result as JSON on stdout (nothing else there)."
 """The one wording of `--json` on every command that has it."""
 
 # Option groups (Typer's `rich_help_panel`), in the order a reader needs them.
-PANEL_SELECT = "What to run"
 PANEL_TARGET = "Agent under test"
 PANEL_RUN = "Trials, limits and resuming"
 PANEL_JUDGE = "Judging and cost"
