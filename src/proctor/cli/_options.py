@@ -111,8 +111,7 @@ CI = typer.Option(
     False,
     "--ci",
     envvar="PROCTOR_CI",
-    help="For CI: only the JSON summary on stdout; a skipped case (nothing scored) exits 6, an LLM-judged "
-    "check without a judge exits 2.",
+    help="For CI: only the JSON summary on stdout, and a skipped case (nothing scored) exits 6.",
 )
 ALLOW_SKIPPED = typer.Option(
     False,
