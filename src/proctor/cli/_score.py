@@ -360,8 +360,7 @@ def score_command(
 ) -> None:
     """Score recorded agent runs (AgentData rows, or IBM watsonx *.messages.json runs) offline.
 
-    With --json, stdout holds only the JSON summary (the aggregates; a dry run's plan; watsonx runs'
-    metrics); progress is not shown and notes go to stderr.
+    With --json, stdout holds only JSON (aggregates, a dry run's plan, or watsonx metrics); notes go to stderr.
     """
     if data.is_dir() or data.name.endswith(".messages.json") or dataset is not None:  # an ADK recorded run
         if not data.exists():
