@@ -54,19 +54,19 @@ def _root(
     """Evaluate LLM agents by their behaviour."""
 
 
-app.command("run")(_run.run_command)
-app.command("list")(_list.list_command)
-app.command("schema")(_schema.schema_command)
-app.command("runs")(_runs.runs_command)
-app.command("report")(_report.report_command)
-app.command("compare")(_compare.compare_command)
-app.command("rescore")(_rescore.rescore_command)
-app.command("serve")(_serve.serve_command)
-app.command("consume")(_consume.consume_command)
-app.command("produce")(_produce.produce_command)
-app.command("calibrate")(_calibrate.calibrate_command)
-app.command("score")(_score.score_command)
-app.command("init")(_init.init_command)
+app.command("run", epilog=_run.EPILOG)(_run.run_command)
+app.command("list", epilog=_list.EPILOG)(_list.list_command)
+app.command("schema", epilog=_schema.EPILOG)(_schema.schema_command)
+app.command("runs", epilog=_runs.EPILOG)(_runs.runs_command)
+app.command("report", epilog=_report.EPILOG)(_report.report_command)
+app.command("compare", epilog=_compare.EPILOG)(_compare.compare_command)
+app.command("rescore", epilog=_rescore.EPILOG)(_rescore.rescore_command)
+app.command("serve", epilog=_serve.EPILOG)(_serve.serve_command)
+app.command("consume", epilog=_consume.EPILOG)(_consume.consume_command)
+app.command("produce", epilog=_produce.EPILOG)(_produce.produce_command)
+app.command("calibrate", epilog=_calibrate.EPILOG)(_calibrate.calibrate_command)
+app.command("score", epilog=_score.EPILOG)(_score.score_command)
+app.command("init", epilog=_init.EPILOG)(_init.init_command)
 
 
 def main() -> None:

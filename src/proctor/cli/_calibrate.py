@@ -22,7 +22,9 @@ from typing import Any
 import typer
 
 from proctor.cli._common import guard
+from proctor.cli._help import PANEL_GATES, epilog
 from proctor.cli._history import HISTORY, resolve_run
+from proctor.cli._options import DEFAULT_CONCURRENCY, JSON
 from proctor.cli._serve import (
     CACHE_DIR,
     EARLY_EXIT,
@@ -40,7 +42,29 @@ from proctor.errors import ConfigError
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["calibrate_command", "format_report", "format_suite_report"]
+__all__ = ["EPILOG", "calibrate_command", "format_report", "format_suite_report"]
+
+EPILOG = epilog(
+    [
+        (
+            "A suite's judges against human verdicts added to a results file:",
+            "proctor calibrate .results/run.json --min-kappa 0.6",
+        ),
+        (
+            "A labels file (.jsonl, .csv, .yaml) for a stored run, as JSON:",
+            "proctor calibrate labels.csv --results gpt-4-1-mini_20261101 --json",
+        ),
+        (
+            "The online service's verdicts against labelled events:",
+            "proctor calibrate events.jsonl --judge openai/gpt-4.1-mini",
+        ),
+    ],
+    [
+        (0, "agreement reaches the gates: --min-kappa; for service events, tau-b too"),
+        (1, "below a gate, or a gated figure undefined"),
+        (2, "bad input or options (e.g. service events without --judge)"),
+    ],
+)
 
 
 def _number(value: float | None, digits: int = 3) -> str:
@@ -141,6 +165,7 @@ def calibrate_command(
         None,
         "--results",
         envvar="PROCTOR_RESULTS",
+        metavar="RUN",
         help="The run (results file or run id) a labels file refers to: calibrates the suite's judges.",
     ),
     history: Path | None = HISTORY,
@@ -148,20 +173,32 @@ def calibrate_command(
         None,
         "--min-kappa",
         envvar="PROCTOR_MIN_KAPPA",
-        min=-1.0,
-        max=1.0,
+        min=-1,
+        max=1,
+        metavar="",
+        rich_help_panel=PANEL_GATES,
         help="Fail (exit 1) when Cohen's kappa is below this (per check type for suite judges) or undefined.",
     ),
     correlation_threshold: float = typer.Option(
         0.3,
         "--correlation-threshold",
         envvar="PROCTOR_CORRELATION_THRESHOLD",
-        min=-1.0,
-        max=1.0,
-        help="Fail (exit 1) when Kendall's tau-b is below this.",
+        min=-1,
+        max=1,
+        metavar="",
+        rich_help_panel=PANEL_GATES,
+        help="Service events: fail (exit 1) when Kendall's tau-b is below this.",
     ),
-    workers: int = typer.Option(8, "--workers", envvar="PROCTOR_WORKERS", min=1, help="Events evaluated at once."),
-    as_json: bool = typer.Option(False, "--json", envvar="PROCTOR_JSON", help="Print the report as JSON."),
+    workers: int = typer.Option(
+        DEFAULT_CONCURRENCY,
+        "--concurrency",
+        "--workers",
+        envvar=["PROCTOR_WORKERS", "PROCTOR_CONCURRENCY"],
+        min=1,
+        metavar="N",
+        help="Service events evaluated at once.",
+    ),
+    as_json: bool = JSON,
     judge: str | None = JUDGE,
     judge_base_url: str | None = JUDGE_BASE_URL,
     judge_api_key: str | None = JUDGE_API_KEY,

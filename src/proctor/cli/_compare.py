@@ -12,14 +12,32 @@ from typing import TYPE_CHECKING
 import typer
 
 from proctor.cli._common import fail, guard, plural
+from proctor.cli._help import PANEL_STATS, epilog
 from proctor.cli._history import HISTORY, console, stored_cases
+from proctor.cli._options import JSON
 
 if TYPE_CHECKING:
     from proctor.results import Comparison
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["compare_command"]
+__all__ = ["EPILOG", "compare_command"]
+
+EPILOG = epilog(
+    [
+        (
+            "Candidate against baseline, by run id (a prefix will do):",
+            "proctor compare gpt-4-1-mini_20261101 gpt-4-1_20261102",
+        ),
+        ("In CI: fail only on a significant regression:", "proctor compare base.json new.json --fail-on-regression"),
+        ("Every case, unchanged ones too, as JSON:", "proctor compare RUN_A RUN_B --all --json"),
+    ],
+    [
+        (0, "compared (a regression too, without --fail-on-regression)"),
+        (1, "with --fail-on-regression: B is significantly worse than A"),
+        (2, "a run not found, the same run twice, or bad usage"),
+    ],
+)
 
 _CHANGE_STYLE = {"regressed": "red", "fixed": "green", "added": "cyan", "removed": "yellow", "unchanged": ""}
 
@@ -115,12 +133,32 @@ def compare_command(
     run_b: str = typer.Argument(..., help="The candidate: a run id or results file."),
     history: Path | None = HISTORY,
     alpha: float = typer.Option(
-        0.05, "--alpha", envvar="PROCTOR_ALPHA", min=0.0001, max=0.5, help="Significance level for a regression."
+        0.05,
+        "--alpha",
+        envvar="PROCTOR_ALPHA",
+        min=0.0001,
+        max=0.5,
+        metavar="P",
+        rich_help_panel=PANEL_STATS,
+        help="Significance level for a regression.",
     ),
     resamples: int = typer.Option(
-        2000, "--resamples", envvar="PROCTOR_RESAMPLES", min=100, help="Bootstrap resamples for the score interval."
+        2000,
+        "--resamples",
+        envvar="PROCTOR_RESAMPLES",
+        min=100,
+        metavar="N",
+        rich_help_panel=PANEL_STATS,
+        help="Bootstrap resamples for the score interval.",
     ),
-    seed: int = typer.Option(0, "--seed", envvar="PROCTOR_SEED", help="Bootstrap seed (same seed, same interval)."),
+    seed: int = typer.Option(
+        0,
+        "--seed",
+        envvar="PROCTOR_SEED",
+        metavar="N",
+        rich_help_panel=PANEL_STATS,
+        help="Bootstrap seed (same seed, same interval).",
+    ),
     fail_on_regression: bool = typer.Option(
         False,
         "--fail-on-regression",
@@ -128,7 +166,7 @@ def compare_command(
         help="Exit 1 when B is significantly worse than A (only then).",
     ),
     show_all: bool = typer.Option(False, "--all", help="Show unchanged cases too."),
-    as_json: bool = typer.Option(False, "--json", envvar="PROCTOR_JSON", help="Print JSON instead of tables."),
+    as_json: bool = JSON,
 ) -> None:
     """Compare run B against run A: per-case changes, McNemar's exact test, a paired bootstrap on scores."""
     from proctor.results import compare_runs

@@ -16,6 +16,8 @@ from typing import Any
 import typer
 
 from proctor.cli._common import fail, guard
+from proctor.cli._help import PANEL_LIMITS, epilog
+from proctor.cli._options import CONSUMER_CONCURRENCY
 from proctor.cli._serve import (
     CACHE_DIR,
     EARLY_EXIT,
@@ -35,66 +37,135 @@ from proctor.cli._serve import (
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["consume_command"]
+__all__ = ["EPILOG", "consume_command"]
+
+EPILOG = epilog(
+    [
+        ("Join group eval-group on stream eval-events at localhost:", "proctor consume --judge openai/gpt-4.1-mini"),
+        (
+            "Drain the stream once, then print the counters (JSON):",
+            "proctor consume --redis-url redis://cache:6379/0 --exit-when-idle",
+        ),
+        ("A second consumer, more events in flight:", "proctor consume --name worker-2 --concurrency 32"),
+    ],
+    [
+        (0, "stopped cleanly (SIGTERM, Ctrl-C or --exit-when-idle); counters printed"),
+        (2, "bad options, Redis unreachable at start, or the 'serve' extra missing"),
+    ],
+)
 
 REDIS_URL = typer.Option(
     None,
     "--redis-url",
     envvar="PROCTOR_REDIS_URL",
+    metavar="URL",
     help="Redis, e.g. redis://localhost:6379/0 (else REDIS_ADDR host:port with REDIS_PASSWORD).",
 )
-STREAM = typer.Option("eval-events", "--stream", envvar="PROCTOR_STREAM", help="The stream of events.")
+STREAM = typer.Option("eval-events", "--stream", envvar="PROCTOR_STREAM", metavar="NAME", help="The stream of events.")
 
 
 # Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def consume_command(
     redis_url: str | None = REDIS_URL,
     stream: str = STREAM,
-    group: str = typer.Option("eval-group", "--group", envvar="PROCTOR_GROUP", help="The consumer group."),
+    group: str = typer.Option(
+        "eval-group", "--group", envvar="PROCTOR_GROUP", metavar="NAME", help="The consumer group."
+    ),
     name: str | None = typer.Option(
-        None, "--name", envvar="PROCTOR_CONSUMER_NAME", help="This consumer's name (default: the host name)."
+        None,
+        "--name",
+        envvar="PROCTOR_CONSUMER_NAME",
+        metavar="NAME",
+        help="This consumer's name (default: the host name).",
     ),
     results_stream: str = typer.Option(
-        "eval-results", "--results-stream", envvar="PROCTOR_RESULTS_STREAM", help="Where results go."
+        "eval-results", "--results-stream", envvar="PROCTOR_RESULTS_STREAM", metavar="NAME", help="Where results go."
     ),
     dead_letter_stream: str = typer.Option(
         "eval-dead-letter",
         "--dead-letter-stream",
         envvar="PROCTOR_DEAD_LETTER_STREAM",
+        metavar="NAME",
         help="Where malformed and poison entries go.",
     ),
-    batch_size: int = typer.Option(100, "--batch-size", envvar="PROCTOR_BATCH_SIZE", min=1, help="Entries per read."),
+    batch_size: int = typer.Option(
+        100,
+        "--batch-size",
+        envvar="PROCTOR_BATCH_SIZE",
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_LIMITS,
+        help="Entries per read.",
+    ),
     concurrency: int = typer.Option(
-        64, "--concurrency", envvar="PROCTOR_CONSUMER_CONCURRENCY", min=1, help="Events in flight."
+        CONSUMER_CONCURRENCY,
+        "--concurrency",
+        envvar=["PROCTOR_CONSUMER_CONCURRENCY", "PROCTOR_CONCURRENCY"],
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_LIMITS,
+        help="Events in flight.",
     ),
     block_ms: int = typer.Option(
-        2000, "--block-ms", envvar="PROCTOR_BLOCK_MS", min=1, help="How long a read waits for new entries (ms)."
+        2000,
+        "--block-ms",
+        envvar="PROCTOR_BLOCK_MS",
+        min=1,
+        metavar="MS",
+        rich_help_panel=PANEL_LIMITS,
+        help="How long a read waits for new entries.",
     ),
     claim_idle: float = typer.Option(
         60.0,
         "--claim-idle",
         envvar="PROCTOR_CLAIM_IDLE",
         min=0.001,
-        help="Claim other consumers' entries pending this many seconds.",
+        metavar="SECONDS",
+        rich_help_panel=PANEL_LIMITS,
+        help="Claim other consumers' entries pending this long.",
     ),
     claim_interval: float = typer.Option(
-        10.0, "--claim-interval", envvar="PROCTOR_CLAIM_INTERVAL", min=0.001, help="Seconds between claim rounds."
+        10.0,
+        "--claim-interval",
+        envvar="PROCTOR_CLAIM_INTERVAL",
+        min=0.001,
+        metavar="SECONDS",
+        rich_help_panel=PANEL_LIMITS,
+        help="Time between claim rounds.",
     ),
     max_deliveries: int = typer.Option(
         5,
         "--max-deliveries",
         envvar="PROCTOR_MAX_DELIVERIES",
         min=1,
+        metavar="N",
+        rich_help_panel=PANEL_LIMITS,
         help="Dead-letter an entry delivered more times than this.",
     ),
     results_maxlen: int | None = typer.Option(
-        None, "--results-maxlen", envvar="PROCTOR_RESULTS_MAXLEN", min=1, help="Trim the results stream to ~this."
+        None,
+        "--results-maxlen",
+        envvar="PROCTOR_RESULTS_MAXLEN",
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_LIMITS,
+        help="Trim the results stream to about N entries.",
     ),
     start_id: str = typer.Option(
-        "0", "--start-id", envvar="PROCTOR_START_ID", help="Where a new group starts: 0 (everything) or $ (new)."
+        "0",
+        "--start-id",
+        envvar="PROCTOR_START_ID",
+        metavar="ID",
+        help="Where a new group starts: 0 (everything) or $ (new).",
     ),
     shutdown_timeout: float = typer.Option(
-        30.0, "--shutdown-timeout", envvar="PROCTOR_SHUTDOWN_TIMEOUT", min=0.001, help="Seconds to finish on stop."
+        30.0,
+        "--shutdown-timeout",
+        envvar="PROCTOR_SHUTDOWN_TIMEOUT",
+        min=0.001,
+        metavar="SECONDS",
+        rich_help_panel=PANEL_LIMITS,
+        help="Time to finish on stop.",
     ),
     exit_when_idle: bool = typer.Option(
         False, "--exit-when-idle", envvar="PROCTOR_EXIT_WHEN_IDLE", help="Stop once the stream is drained."
@@ -112,7 +183,10 @@ def consume_command(
     cache_dir: Path | None = CACHE_DIR,
     log_level: str = LOG_LEVEL,
 ) -> None:
-    """Evaluate events from a Redis Stream; results go to a results stream, bad entries to a dead letter."""
+    """Evaluate events from a Redis Stream; results go to a results stream, bad entries to a dead letter.
+
+    Runs until stopped, then prints its counters as JSON on stdout (it has no other output there).
+    """
     configure_logging(log_level)
     settings = judge_settings(
         judge=judge,

@@ -7,8 +7,17 @@ from pathlib import Path
 import typer
 
 from proctor.cli._common import fail
+from proctor.cli._help import epilog
 
-__all__ = ["CONFIG_TEXT", "EXAMPLE_SUITE", "init_command"]
+__all__ = ["CONFIG_TEXT", "EPILOG", "EXAMPLE_SUITE", "init_command"]
+
+EPILOG = epilog(
+    [
+        ("Make this directory a project:", "proctor init"),
+        ("Make a new project directory:", "proctor init my-agent-evals"),
+    ],
+    [(0, "proctor.yaml and evals/example.yaml written"), (2, "either file exists already (nothing written)")],
+)
 
 CONFIG_TEXT = """\
 # proctor.yaml: this directory is a Proctor project (commands find this file upwards, like git).

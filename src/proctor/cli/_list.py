@@ -2,15 +2,73 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from proctor.cli._common import load_suites_or_exit
+from proctor.cli._help import epilog
+from proctor.cli._options import JSON
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["list_command", "print_cases"]
+__all__ = ["EPILOG", "cases_json", "checks_json", "list_command", "print_cases"]
+
+
+EPILOG = epilog(
+    [
+        ("The cases under evals/ with their tags, trials, turns and checks:", "proctor list evals/"),
+        ("Only the cases tagged smoke, as JSON:", "proctor list evals/ --tag smoke --json"),
+        ("Every check type a suite can use:", "proctor list --checks"),
+    ],
+    [(0, "listed"), (2, "a suite file does not load, or bad usage")],
+)
+
+
+def _selected(suites: list[object], tags: list[str] | None) -> list[Any]:
+    """The cases of `suites`, those with one of `tags` when tags are given."""
+    from proctor.suite import Suite
+
+    cases = []
+    for suite in suites:
+        assert isinstance(suite, Suite)
+        cases += [case for case in suite.cases if not tags or set(tags) & set(case.tags)]
+    return cases
+
+
+def cases_json(suites: list[object], tags: list[str] | None = None) -> list[dict[str, Any]]:
+    """The cases `print_cases` lists, as JSON-ready dicts (`list --json`, `run --list --json`)."""
+    return [
+        {
+            "name": case.name,
+            "file": str(case.file),
+            "tags": list(case.tags),
+            "trials": case.trials,
+            "turns": len(case.turns),
+            "simulated": case.simulate is not None,
+            "checks": case.check_count,
+        }
+        for case in _selected(suites, tags)
+    ]
+
+
+def checks_json() -> list[dict[str, Any]]:
+    """The registered check types, as JSON-ready dicts (`list --checks --json`)."""
+    from proctor.checks import registry
+
+    return [
+        {
+            "type": check.name,
+            "family": check.family,
+            "value": None if check.value is None else check.value.json_schema().get("type", "any"),
+            "negatable": check.negatable,
+            "needs_model": check.needs_model,
+            "description": check.description,
+        }
+        for check in registry
+    ]
 
 
 def print_cases(suites: list[object], tags: list[str] | None = None) -> None:
@@ -18,26 +76,20 @@ def print_cases(suites: list[object], tags: list[str] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from proctor.suite import Suite
-
     table = Table(title="Cases", title_justify="left")
     for column in ("case", "suite file", "tags", "trials", "turns", "checks"):
         table.add_column(column)
-    count = 0
-    for suite in suites:
-        assert isinstance(suite, Suite)
-        for case in suite.cases:
-            if tags and not set(tags) & set(case.tags):
-                continue
-            count += 1
-            table.add_row(
-                case.name,
-                str(case.file),
-                ", ".join(case.tags),
-                str(case.trials),
-                str(len(case.turns)) + (" + simulated" if case.simulate is not None else ""),
-                str(case.check_count),
-            )
+    cases = _selected(suites, tags)
+    count = len(cases)
+    for case in cases:
+        table.add_row(
+            case.name,
+            str(case.file),
+            ", ".join(case.tags),
+            str(case.trials),
+            str(len(case.turns)) + (" + simulated" if case.simulate is not None else ""),
+            str(case.check_count),
+        )
     console = Console(soft_wrap=True)
     console.print(table)
     console.print(f"{count} case{'s' if count != 1 else ''}")
@@ -50,8 +102,12 @@ def list_command(
     simulate: bool = typer.Option(
         False, "--simulate", envvar="PROCTOR_SIMULATE", help="As `proctor run --simulate` (watsonx stories)."
     ),
+    as_json: bool = JSON,
 ) -> None:
     """List cases with their tags and trials, or the available check types."""
+    if checks and as_json:
+        typer.echo(json.dumps(checks_json(), indent=2))
+        return
     if checks:
         from rich.console import Console
         from rich.table import Table
@@ -74,4 +130,8 @@ def list_command(
         Console(soft_wrap=True).print(table)
         return
     # listing runs no code a suite names
-    print_cases(load_suites_or_exit(paths or [], trusted=True, simulate=simulate or None), tag)
+    suites = load_suites_or_exit(paths or [], trusted=True, simulate=simulate or None)
+    if as_json:
+        typer.echo(json.dumps(cases_json(suites, tag), indent=2))
+    else:
+        print_cases(suites, tag)

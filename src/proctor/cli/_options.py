@@ -1,4 +1,7 @@
-"""Options shared by the commands that judge (`run`, `rescore`): one declaration each, one meaning."""
+"""Options shared by the commands that judge (`run`, `rescore`): one declaration each, one meaning.
+
+`--json` and `--concurrency` are declared here for every command that has them: one name, one default.
+"""
 
 from __future__ import annotations
 
@@ -7,60 +10,133 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import K_HELP
+from proctor.cli._help import JSON_HELP, PANEL_JUDGE, PANEL_RUN
 
 __all__ = [
     "ALLOW_SKIPPED",
     "CACHE_DIR",
     "CI",
+    "CONCURRENCY",
+    "CONSUMER_CONCURRENCY",
+    "DEFAULT_CONCURRENCY",
+    "JSON",
     "JUDGE",
     "JUDGE_CONCURRENCY",
     "JUDGE_RPM",
     "JUDGE_TIMEOUT",
     "NO_CACHE",
     "PRICES",
+    "SCORE_CONCURRENCY",
     "STRICT",
     "K",
     "judging",
 ]
 
+DEFAULT_CONCURRENCY = 8
+"""`--concurrency`'s default where the unit of work is a conversation with the agent (`run`, `rescore`,
+`calibrate`)."""
+SCORE_CONCURRENCY = 16
+"""`score`'s default: recorded rows, each mostly waiting on judge calls (as before the option was unified)."""
+CONSUMER_CONCURRENCY = 64
+"""`consume`'s default: stream events, mostly cheap prechecks (a lower default would cut a consumer's
+throughput with judges by 8x)."""
+
 JUDGE = typer.Option(
     None,
     "--judge",
     envvar="PROCTOR_JUDGE_MODEL",
-    help="Judge model for LLM-judged checks, provider/model (e.g. openai/gpt-4.1-mini, ollama/llama3.1).",
+    metavar="MODEL",
+    rich_help_panel=PANEL_JUDGE,
+    help="Judge for LLM-judged checks, provider/model (openai/gpt-4.1-mini, ollama/llama3.1).",
 )
 JUDGE_CONCURRENCY = typer.Option(
-    None, "--judge-concurrency", envvar="PROCTOR_JUDGE_CONCURRENCY", min=1, help="Judge calls in flight."
+    None,
+    "--judge-concurrency",
+    envvar="PROCTOR_JUDGE_CONCURRENCY",
+    min=1,
+    metavar="N",
+    rich_help_panel=PANEL_JUDGE,
+    help="Judge calls in flight.",
 )
-JUDGE_RPM = typer.Option(None, "--judge-rpm", envvar="PROCTOR_JUDGE_RPM", min=1, help="Judge requests per minute.")
+JUDGE_RPM = typer.Option(
+    None,
+    "--judge-rpm",
+    envvar="PROCTOR_JUDGE_RPM",
+    min=1,
+    metavar="N",
+    rich_help_panel=PANEL_JUDGE,
+    help="Judge requests per minute.",
+)
 JUDGE_TIMEOUT = typer.Option(
     None,
     "--judge-timeout",
     envvar="PROCTOR_JUDGE_TIMEOUT",
     min=0.001,
-    help="Seconds one judge call attempt may take (default 60; each retry gets the same again).",
+    metavar="SECONDS",
+    rich_help_panel=PANEL_JUDGE,
+    help="Per judge call attempt (default 60; each retry gets as long).",
 )
 NO_CACHE = typer.Option(
-    False, "--no-cache", envvar="PROCTOR_NO_CACHE", help="Do not read or write the judge call cache."
+    False,
+    "--no-cache",
+    envvar="PROCTOR_NO_CACHE",
+    rich_help_panel=PANEL_JUDGE,
+    help="Do not read or write the judge call cache.",
 )
 CACHE_DIR = typer.Option(
-    None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Model call cache (default .proctor/cache)."
+    None,
+    "--cache-dir",
+    envvar="PROCTOR_CACHE_DIR",
+    metavar="DIR",
+    rich_help_panel=PANEL_JUDGE,
+    help="Model call cache (default .proctor/cache).",
 )
 PRICES = typer.Option(
-    None, "--prices", envvar="PROCTOR_PRICES", help="JSON/YAML price table overriding the bundled one."
+    None,
+    "--prices",
+    envvar="PROCTOR_PRICES",
+    metavar="FILE",
+    rich_help_panel=PANEL_JUDGE,
+    help="JSON/YAML price table overriding the bundled one.",
 )
 STRICT = typer.Option(
-    False, "--strict", envvar="PROCTOR_STRICT", help="Any failed check fails its trial, whatever the score."
+    False,
+    "--strict",
+    envvar="PROCTOR_STRICT",
+    rich_help_panel=PANEL_JUDGE,
+    help="Any failed check fails its trial, whatever the score.",
 )
-K = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, help=K_HELP)
-CI = typer.Option(False, "--ci", envvar="PROCTOR_CI", help="Print only the JSON summary to stdout.")
+K = typer.Option(
+    None,
+    "--k",
+    envvar="PROCTOR_K",
+    min=1,
+    metavar="K",
+    rich_help_panel=PANEL_JUDGE,
+    help="k of pass@k (one of k trials passes) and pass^k (all k pass); default: the trial count.",
+)
+CI = typer.Option(
+    False,
+    "--ci",
+    envvar="PROCTOR_CI",
+    help="For CI: only the JSON summary on stdout, and a skipped case (nothing scored) exits 6.",
+)
 ALLOW_SKIPPED = typer.Option(
     False,
     "--allow-skipped",
     envvar="PROCTOR_ALLOW_SKIPPED",
-    help="With --ci: skipped cases (nothing scored, e.g. no judge model) do not fail the run (no exit 6), "
-    "and LLM-judged checks may run without a judge (they are skipped).",
+    rich_help_panel=PANEL_JUDGE,
+    help="With --ci: a skipped case (e.g. no judge) does not fail the run; LLM-judged checks may go unjudged.",
+)
+JSON = typer.Option(False, "--json", envvar="PROCTOR_JSON", help=JSON_HELP)
+CONCURRENCY = typer.Option(
+    DEFAULT_CONCURRENCY,
+    "--concurrency",
+    envvar="PROCTOR_CONCURRENCY",
+    min=1,
+    metavar="N",
+    rich_help_panel=PANEL_RUN,
+    help="Trials in flight.",
 )
 
 

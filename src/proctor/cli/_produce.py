@@ -17,10 +17,26 @@ import typer
 
 from proctor.cli._common import fail, guard
 from proctor.cli._consume import REDIS_URL, STREAM
+from proctor.cli._help import epilog
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["produce_command", "sample_event"]
+__all__ = ["EPILOG", "produce_command", "sample_event"]
+
+EPILOG = epilog(
+    [
+        ("Send the events of a JSON Lines file (validated first):", "proctor produce events.jsonl"),
+        ("Send 1,000 copies of the README's example event:", "proctor produce --sample 1000"),
+        (
+            "Events from stdin to another Redis and stream:",
+            "cat ev.jsonl | proctor produce - --redis-url redis://q:6379/1 --stream s",
+        ),
+    ],
+    [
+        (0, "sent; one JSON line on stdout says how many"),
+        (2, "invalid events, a file unreadable, Redis unreachable, or bad usage"),
+    ],
+)
 
 _GOOD = {
     "user_query": "What is the capital of France?",
@@ -56,7 +72,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 def produce_command(
     events: Path | None = typer.Argument(None, help="JSON Lines of events ('-': stdin)."),
     sample: int | None = typer.Option(
-        None, "--sample", envvar="PROCTOR_SAMPLE", min=1, help="Send N copies of the README example instead."
+        None, "--sample", envvar="PROCTOR_SAMPLE", min=1, metavar="N", help="Send N copies of the README example."
     ),
     early_exit: bool = typer.Option(
         False, "--early-exit", envvar="PROCTOR_SAMPLE_EARLY_EXIT", help="With --sample: the bad-answer example."
@@ -65,12 +81,12 @@ def produce_command(
         True, "--validate/--no-validate", envvar="PROCTOR_VALIDATE", help="Refuse a file with invalid events."
     ),
     maxlen: int | None = typer.Option(
-        None, "--maxlen", envvar="PROCTOR_STREAM_MAXLEN", min=1, help="Trim the stream to about this many entries."
+        None, "--maxlen", envvar="PROCTOR_STREAM_MAXLEN", min=1, metavar="N", help="Trim the stream to about N entries."
     ),
     redis_url: str | None = REDIS_URL,
     stream: str = STREAM,
 ) -> None:
-    """Send events to a Redis Stream (field 'payload'), for `proctor consume`."""
+    """Send events to a Redis Stream (field 'payload'), for `proctor consume`; prints one JSON line."""
     if (events is None) == (sample is None):
         fail("give a JSON Lines file of events or --sample N (one of the two)")
     payloads: list[str] = []

@@ -7,18 +7,30 @@ cases they share, and the command says so.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from proctor.cli._common import K_HELP, fail, guard, plural
+from proctor.cli._help import epilog
 from proctor.cli._history import HISTORY, is_results_file, missing_file, open_history, suites_dir
+from proctor.cli._options import JSON
 from proctor.errors import ConfigError
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["report_command"]
+__all__ = ["EPILOG", "report_command"]
+
+EPILOG = epilog(
+    [
+        ("The newest run of each model, as markdown and HTML:", "proctor report"),
+        ("Two runs side by side, the HTML file only:", "proctor report RUN_A RUN_B --no-markdown -o reports/"),
+        ("What was written, as JSON:", "proctor report --json"),
+    ],
+    [(0, "written"), (2, "no run to report, a run or file not found, cannot write, or bad usage")],
+)
 
 
 def _chosen_runs(refs: list[str], history: Path | None) -> tuple[list[tuple[dict[str, Any], Path]], list[str]]:
@@ -84,11 +96,13 @@ def report_command(
         "--output-dir",
         "-o",
         envvar="PROCTOR_REPORT_DIR",
+        metavar="DIR",
         help="Where evals-report.md and evals-report.html go (default: the suites' directory).",
     ),
     markdown: bool = typer.Option(True, "--markdown/--no-markdown", help="Write evals-report.md."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write evals-report.html (one self-contained file)."),
-    k: int | None = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, help=K_HELP),
+    k: int | None = typer.Option(None, "--k", envvar="PROCTOR_K", min=1, metavar="K", help=K_HELP),
+    as_json: bool = JSON,
 ) -> None:
     """Rebuild the comparison report (markdown and HTML) from the run history or named runs."""
     from proctor.results import build_report, write_report
@@ -109,6 +123,10 @@ def report_command(
         )
     except OSError as exc:
         fail(f"cannot write the report in {directory}: {exc}")
+    if as_json:
+        runs_ = [{"label": run.label, "run_id": run.summary.run_id, "model": run.summary.model} for run in report.runs]
+        typer.echo(json.dumps({"runs": runs_, "written": [str(path) for path in written]}, indent=2))
+        return
     labels = ", ".join(f"{run.label} ({run.summary.run_id})" for run in report.runs)
     for line in [*notes, *([note] if note else [])]:
         typer.echo(f"note: {line}")

@@ -11,11 +11,14 @@ from pathlib import Path
 import typer
 
 from proctor.cli._common import fail, guard
+from proctor.cli._help import PANEL_OUTPUT, PANEL_RUN, epilog
 from proctor.cli._history import HISTORY, missing_file, resolve_run, store_path
 from proctor.cli._options import (
     ALLOW_SKIPPED,
     CACHE_DIR,
     CI,
+    CONCURRENCY,
+    JSON,
     JUDGE,
     JUDGE_CONCURRENCY,
     JUDGE_RPM,
@@ -29,7 +32,30 @@ from proctor.cli._options import (
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["rescore_command"]
+__all__ = ["EPILOG", "rescore_command"]
+
+EPILOG = epilog(
+    [
+        (
+            "Re-judge a stored run with another judge (the agent is not called):",
+            "proctor rescore gpt-4-1-mini_20261101 --judge openai/gpt-4.1",
+        ),
+        (
+            "Re-run only the rubric checks, keep the others' verdicts:",
+            "proctor rescore .results/run.json --checks llm-rubric",
+        ),
+        ("In CI, the new run's JSON summary on stdout:", "proctor rescore RUN --judge ollama/llama3.1 --ci"),
+    ],
+    [
+        (0, "every case passed (skipped ones too, unless --ci)"),
+        (1, "a case failed"),
+        (2, "the run or its file not found, bad input or usage"),
+        (3, "could not complete: the budget spent, or the judge failed to start"),
+        (4, "none failed or errored, but a case was inconclusive (simulated user)"),
+        (5, "none failed, but a case (a check) errored"),
+        (6, "under --ci without --allow-skipped: a case skipped (nothing scored)"),
+    ],
+)
 
 
 def rescore_command(
@@ -38,28 +64,42 @@ def rescore_command(
         [],
         "--checks",
         envvar="PROCTOR_CHECKS",
+        metavar="CHECK",
         help="Re-run only these checks, by type (llm-rubric, rubric, ...) or name (repeat); others are kept.",
     ),
     judge: str | None = JUDGE,
     history: Path | None = HISTORY,
     results_dir: Path | None = typer.Option(
-        None, "--results-dir", envvar="PROCTOR_RESULTS_DIR", help="Where the new run goes (default: the original's)."
+        None,
+        "--results-dir",
+        envvar="PROCTOR_RESULTS_DIR",
+        metavar="DIR",
+        rich_help_panel=PANEL_OUTPUT,
+        help="Where the new run goes (default: the original's).",
     ),
-    concurrency: int = typer.Option(8, "--concurrency", envvar="PROCTOR_CONCURRENCY", min=1, help="Trials at once."),
+    concurrency: int = CONCURRENCY,
     judge_concurrency: int | None = JUDGE_CONCURRENCY,
     judge_rpm: int | None = JUDGE_RPM,
     judge_timeout: float | None = JUDGE_TIMEOUT,
     no_cache: bool = NO_CACHE,
     cache_dir: Path | None = CACHE_DIR,
     budget: float | None = typer.Option(
-        None, "--budget", envvar="PROCTOR_BUDGET", help="Stop judging past this USD spend."
+        None,
+        "--budget",
+        envvar="PROCTOR_BUDGET",
+        metavar="USD",
+        rich_help_panel=PANEL_RUN,
+        help="Stop judging once this much is spent.",
     ),
     prices: Path | None = PRICES,
     strict: bool = STRICT,
     k: int | None = K,
     ci: bool = CI,
+    as_json: bool = JSON,
     allow_skipped: bool = ALLOW_SKIPPED,
-    verbose: bool = typer.Option(False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", rich_help_panel=PANEL_OUTPUT, help="Show every check."
+    ),
 ) -> None:
     """Re-run checks over a stored run's transcripts (no agent calls) and record a new, linked run."""
     from proctor.cli._console import exit_code, print_results, summary_json
@@ -84,7 +124,7 @@ def rescore_command(
     outcome = guard(lambda: rescore_sync(path, options, checks=checks))
     result = outcome.result
     fail_on_skipped = ci and not allow_skipped
-    if ci:
+    if ci or as_json:
         summary = summary_json(result, outcome.path, fail_on_skipped=fail_on_skipped)
         summary["rescored_from"] = result.rescored_from
         typer.echo(json.dumps(summary, indent=2))

@@ -19,11 +19,14 @@ from typing import Any
 import typer
 
 from proctor.cli._common import fail, from_project, guard, is_terminal, load_suites_or_exit, project_or_exit
+from proctor.cli._help import PANEL_JUDGE, PANEL_OUTPUT, PANEL_RUN, PANEL_TARGET, epilog
 from proctor.cli._history import HISTORY
 from proctor.cli._options import (
     ALLOW_SKIPPED,
     CACHE_DIR,
     CI,
+    CONCURRENCY,
+    JSON,
     JUDGE,
     JUDGE_CONCURRENCY,
     JUDGE_RPM,
@@ -38,13 +41,31 @@ from proctor.errors import ConfigError
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["check_judges_configured", "parse_max_errors", "run_command"]
+__all__ = ["EPILOG", "check_judges_configured", "parse_max_errors", "run_command"]
 
-EXIT_CODES_HELP = (
-    "Exit codes: 0 passed (skipped cases too, unless --ci); 1 a case failed; 2 bad input or usage; "
-    "3 the run could not complete (target unreachable, budget spent); 4 a case inconclusive; "
-    "5 a case errored, or --max-errors stopped the run; 6 under --ci, a case skipped (nothing scored) "
-    "without --allow-skipped; 130 interrupted."
+EPILOG = epilog(
+    [
+        (
+            "Every suite under evals/ against a local OpenAI-compatible agent:",
+            "proctor run evals/ --target http://127.0.0.1:8000/v1 -m gpt-4.1-mini",
+        ),
+        (
+            "Two cases, three trials each, judged by a local model:",
+            "proctor run evals/ -c greets -c refunds --trials 3 --judge ollama/llama3.1",
+        ),
+        ("In CI: the JSON summary on stdout, JUnit XML beside it:", "proctor run evals/ --ci -o results.xml"),
+        ("The cases a tag selects, as JSON, without running them:", "proctor run evals/ --tag smoke --list --json"),
+    ],
+    [
+        (0, "every case passed (skipped ones too, unless --ci)"),
+        (1, "a case failed"),
+        (2, "bad input or usage; under --ci, an LLM-judged check has no judge"),
+        (3, "the run could not complete: the target unreachable, the budget spent"),
+        (4, "none failed or errored, but a case was inconclusive (simulated user)"),
+        (5, "none failed, but a case errored; or --max-errors stopped the run"),
+        (6, "under --ci without --allow-skipped: a case skipped (nothing scored)"),
+        (130, "interrupted (the results so far are written)"),
+    ],
 )
 
 
@@ -73,67 +94,115 @@ def _target_override(target: str | None, gateway: str | None, agent: str | None)
 def run_command(
     context: typer.Context,
     paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
-    case: list[str] = typer.Option([], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."),
+    case: list[str] = typer.Option(
+        [], "--case", "-c", envvar="PROCTOR_CASE", metavar="NAME", help="Only this case (repeat for more)."
+    ),
     target: str | None = typer.Option(
         None,
         "--target",
         envvar="PROCTOR_TARGET",
-        help="Agent to evaluate: base URL of an OpenAI-compatible server, python:mod:fn, or lobu:URL. "
-        "Overrides the suites' target.",
+        metavar="TARGET",
+        help="The agent, instead of the suites' target: an OpenAI-compatible base URL, python:mod:fn, lobu:URL.",
     ),
     model: str | None = typer.Option(
-        None, "--model", "-m", envvar="PROCTOR_MODEL", help="Model sent to the agent; names the run."
+        None, "--model", "-m", envvar="PROCTOR_MODEL", metavar="MODEL", help="Model sent to the agent; names the run."
     ),
     trials: int | None = typer.Option(
-        None, "--trials", envvar="PROCTOR_TRIALS", min=1, help="Trials per case (overrides the suites)."
+        None,
+        "--trials",
+        envvar="PROCTOR_TRIALS",
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_RUN,
+        help="Trials per case (overrides the suites).",
     ),
-    tag: list[str] = typer.Option([], "--tag", "-t", envvar="PROCTOR_TAG", help="Only cases with this tag."),
-    concurrency: int = typer.Option(8, "--concurrency", envvar="PROCTOR_CONCURRENCY", min=1, help="Trials in flight."),
+    tag: list[str] = typer.Option(
+        [], "--tag", "-t", envvar="PROCTOR_TAG", metavar="TAG", help="Only cases with this tag (repeat for more)."
+    ),
+    concurrency: int = CONCURRENCY,
     max_connections: int = typer.Option(
-        16, "--max-connections", envvar="PROCTOR_MAX_CONNECTIONS", min=1, help="Connections per target."
+        16,
+        "--max-connections",
+        envvar="PROCTOR_MAX_CONNECTIONS",
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_TARGET,
+        help="Connections per target.",
     ),
     timeout: float | None = typer.Option(
-        None, "--timeout", envvar="PROCTOR_TIMEOUT", min=0.001, help="Per-turn timeout in seconds."
+        None,
+        "--timeout",
+        envvar="PROCTOR_TIMEOUT",
+        min=0.001,
+        metavar="SECONDS",
+        rich_help_panel=PANEL_TARGET,
+        help="Per-turn timeout.",
     ),
     ci: bool = CI,
+    as_json: bool = JSON,
     output: Path | None = typer.Option(
         None,
         "--output",
         "-o",
         envvar="PROCTOR_OUTPUT",
-        help="Also write results here (.json, or .xml for JUnit).",
+        metavar="FILE",
+        rich_help_panel=PANEL_OUTPUT,
+        help="Also write the results here: .json, or .xml for JUnit.",
     ),
     list_only: bool = typer.Option(
-        False, "--list", envvar="PROCTOR_LIST", help="List the cases that would run, and exit."
+        False, "--list", envvar="PROCTOR_LIST", help="List the cases that would run, and exit (with --json: as JSON)."
     ),
     resume: str | None = typer.Option(
         None,
         "--resume",
         envvar="PROCTOR_RESUME",
-        help="Run id or results file: run only missing or errored trials.",
+        metavar="RUN",
+        rich_help_panel=PANEL_RUN,
+        help="Run id or results file: run only its missing or errored trials.",
     ),
-    seed: int | None = typer.Option(None, "--seed", envvar="PROCTOR_SEED", help="Seed for reproducible randomness."),
+    seed: int | None = typer.Option(
+        None, "--seed", envvar="PROCTOR_SEED", metavar="N", rich_help_panel=PANEL_RUN, help="Seed for randomness."
+    ),
     results_dir: Path | None = typer.Option(
         None,
         "--results-dir",
         envvar="PROCTOR_RESULTS_DIR",
+        metavar="DIR",
+        rich_help_panel=PANEL_OUTPUT,
         help="Where results go (default: <suite dir>/.results).",
     ),
-    gateway: str | None = typer.Option(None, "--gateway", "-g", envvar="PROCTOR_GATEWAY", help="Lobu gateway URL."),
-    agent: str | None = typer.Option(None, "--agent", "-a", envvar="PROCTOR_AGENT", help="Lobu agent id."),
+    gateway: str | None = typer.Option(
+        None,
+        "--gateway",
+        "-g",
+        envvar="PROCTOR_GATEWAY",
+        metavar="URL",
+        rich_help_panel=PANEL_TARGET,
+        help="Lobu gateway URL.",
+    ),
+    agent: str | None = typer.Option(
+        None, "--agent", "-a", envvar="PROCTOR_AGENT", metavar="ID", rich_help_panel=PANEL_TARGET, help="Lobu agent id."
+    ),
     judge: str | None = JUDGE,
     simulator: str | None = typer.Option(
         None,
         "--simulator",
         envvar="PROCTOR_SIMULATOR_MODEL",
-        help="Model that plays simulated users, provider/model (default: the suite's 'simulator:', else the judge).",
+        metavar="MODEL",
+        rich_help_panel=PANEL_JUDGE,
+        help="Plays simulated users, provider/model (default: the suite's 'simulator:', else the judge).",
     ),
     judge_concurrency: int | None = JUDGE_CONCURRENCY,
     judge_rpm: int | None = JUDGE_RPM,
     no_cache: bool = NO_CACHE,
     cache_dir: Path | None = CACHE_DIR,
     budget: float | None = typer.Option(
-        None, "--budget", envvar="PROCTOR_BUDGET", help="Stop starting trials past this USD spend."
+        None,
+        "--budget",
+        envvar="PROCTOR_BUDGET",
+        metavar="USD",
+        rich_help_panel=PANEL_RUN,
+        help="Start no trial once this much is spent.",
     ),
     prices: Path | None = PRICES,
     history: Path | None = HISTORY,
@@ -141,13 +210,22 @@ def run_command(
         None,
         "--graph",
         envvar="PROCTOR_AGENT_GRAPH",
-        help="The agent's graph for state assertions: a bolt://, neo4j://, falkordb:// or redis:// URI (kept as it "
-        "is), or 'embedded' (Proctor's FalkorDB); overrides the suites' state: and NEO_URI.",
+        metavar="URI",
+        rich_help_panel=PANEL_TARGET,
+        help="Graph for state assertions: a bolt://, neo4j://, falkordb:// or redis:// URI, or 'embedded' "
+        "(Proctor's FalkorDB); overrides state: and NEO_URI.",
     ),
     verbose: bool = typer.Option(
-        False, "--verbose", "-v", envvar="PROCTOR_VERBOSE", help="Show every check, and the Cypher run with timings."
+        False,
+        "--verbose",
+        "-v",
+        envvar="PROCTOR_VERBOSE",
+        rich_help_panel=PANEL_OUTPUT,
+        help="Show every check, and the Cypher run with timings.",
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", envvar="PROCTOR_QUIET", rich_help_panel=PANEL_OUTPUT, help="No progress output."
+    ),
     allow_skipped: bool = ALLOW_SKIPPED,
     strict: bool = STRICT,
     judge_timeout: float | None = JUDGE_TIMEOUT,
@@ -155,16 +233,17 @@ def run_command(
         None,
         "--max-errors",
         envvar="PROCTOR_MAX_ERRORS",
-        help="Stop the run and exit 5 once more trials errored than this: a count (0 stops at the first) "
-        "or a share of the planned trials (0.1 or 10%).",
+        metavar="N|SHARE",
+        rich_help_panel=PANEL_RUN,
+        help="Stop (exit 5) once more trials errored than this: a count (0: the first) or a share (0.1, 10%).",
     ),
     k: int | None = K,
     simulate: bool = typer.Option(
         False,
         "--simulate",
         envvar="PROCTOR_SIMULATE",
-        help="Play each watsonx dataset's story with a simulated user (as IBM's ADK does) instead of sending "
-        "its starting sentence once; the same as `simulate: true` in a config.yaml beside the datasets.",
+        rich_help_panel=PANEL_JUDGE,
+        help="Play watsonx datasets' stories with a simulated user (as 'simulate: true' in their config.yaml).",
     ),
     trust: bool = typer.Option(
         False,
@@ -176,10 +255,7 @@ def run_command(
 ) -> None:
     """Run suites against an agent and report what it said and did.
 
-    Exit codes: 0 passed (skipped cases too, unless --ci); 1 a case failed; 2 bad input or usage;
-    3 the run could not complete (target unreachable, budget spent); 4 a case inconclusive; 5 a case
-    errored, or --max-errors stopped the run; 6 under --ci, a case skipped (nothing scored) without
-    --allow-skipped; 130 interrupted.
+    Prints a results table (or, with --json or --ci, a JSON summary) and writes the results JSON.
     """
     from proctor.cli._console import Observer, exit_code, print_results, summary_json
     from proctor.run import RunOptions, filter_cases, run_sync
@@ -204,9 +280,12 @@ def run_command(
     gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection
     cases = guard(lambda: filter_cases(suites, case, tag))
     if list_only:
-        from proctor.cli._list import print_cases
+        from proctor.cli._list import cases_json, print_cases
 
-        print_cases(suites, tag)
+        if as_json:
+            typer.echo(json.dumps(cases_json(suites, tag), indent=2))
+        else:
+            print_cases(suites, tag)
         return
     if not cases:
         fail("no case matches the given --case/--tag filters")
@@ -240,7 +319,7 @@ def run_command(
     )
     if options.resume is not None and options.results_dir is None and not options.resume.exists():
         options = guard(lambda: _with_dir(options, default_dir))
-    observer = None if ci or quiet else Observer(verbose=verbose, live=is_terminal())
+    observer = None if ci or as_json or quiet else Observer(verbose=verbose, live=is_terminal())
     if verbose and not ci:
         _log_queries()
     try:
@@ -254,7 +333,7 @@ def run_command(
 
         write_output(output, outcome.data)
     fail_on_skipped = ci and not allow_skipped
-    if ci:
+    if ci or as_json:
         typer.echo(json.dumps(summary_json(result, outcome.path, fail_on_skipped=fail_on_skipped), indent=2))
     else:
         print_results(result, outcome.path, output, verbose=verbose)

@@ -9,9 +9,20 @@ from pathlib import Path
 import typer
 
 from proctor.cli._common import fail, guard, plural
+from proctor.cli._help import epilog
 from proctor.cli._history import HISTORY, console, open_history
+from proctor.cli._options import JSON
 
-__all__ = ["runs_command"]
+__all__ = ["EPILOG", "runs_command"]
+
+EPILOG = epilog(
+    [
+        ("The 20 newest runs in the project's history:", "proctor runs"),
+        ("One model's newest 5 runs, as JSON:", "proctor runs -m gpt-4.1-mini -n 5 --json"),
+        ("Index results files written elsewhere, then list:", "proctor runs --scan ci-artifacts/"),
+    ],
+    [(0, "listed (also when there is no run yet)"), (2, "no history there, a --scan folder missing, or bad usage")],
+)
 
 
 def _pct(value: float | None) -> str:
@@ -24,13 +35,17 @@ def _num(value: float | None, spec: str = ".2f") -> str:
 
 def runs_command(
     history: Path | None = HISTORY,
-    model: str | None = typer.Option(None, "--model", "-m", envvar="PROCTOR_MODEL", help="Only this model's runs."),
-    limit: int = typer.Option(20, "--limit", "-n", envvar="PROCTOR_RUNS_LIMIT", min=1, help="Newest N runs."),
+    model: str | None = typer.Option(
+        None, "--model", "-m", envvar="PROCTOR_MODEL", metavar="MODEL", help="Only this model's runs."
+    ),
+    limit: int = typer.Option(
+        20, "--limit", "-n", envvar="PROCTOR_RUNS_LIMIT", min=1, metavar="N", help="Newest N runs."
+    ),
     scan: list[Path] = typer.Option(
-        [], "--scan", envvar="PROCTOR_SCAN", help="First index the results files under this directory (repeat)."
+        [], "--scan", envvar="PROCTOR_SCAN", metavar="DIR", help="First index the results files under DIR (repeat)."
     ),
     prune: bool = typer.Option(False, "--prune", help="First forget runs whose results file is gone."),
-    as_json: bool = typer.Option(False, "--json", envvar="PROCTOR_JSON", help="Print JSON instead of a table."),
+    as_json: bool = JSON,
 ) -> None:
     """List the runs in the history, newest first."""
     from rich.table import Table

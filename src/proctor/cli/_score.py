@@ -25,13 +25,37 @@ from typing import Any
 import typer
 
 from proctor.cli._common import fail, guard, is_terminal
+from proctor.cli._help import PANEL_JUDGE, PANEL_OUTPUT, epilog
+from proctor.cli._options import JSON, SCORE_CONCURRENCY
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["score_command"]
+__all__ = ["EPILOG", "score_command"]
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_JUDGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 _GROUP_ROWS = 10
+
+EPILOG = epilog(
+    [
+        (
+            "NovaEval-style AgentData rows, judged, scored rows written beside:",
+            "proctor score agents.csv --judge openai/gpt-4.1-mini",
+        ),
+        ("Count the judge calls first, calling no model:", "proctor score agents.jsonl --dry-run"),
+        (
+            "IBM watsonx recorded runs against their dataset, as JSON:",
+            "proctor score messages/ --dataset evaluate/ --json",
+        ),
+        ("Carry on after an interruption:", "proctor score agents.jsonl --judge openai/gpt-4.1-mini --resume"),
+    ],
+    [
+        (0, "every row scored (skips allowed); watsonx: every run scored"),
+        (1, "a scorer errored or a row was unreadable; watsonx: a journey undecided"),
+        (2, "bad input or usage (a bad row, unless --continue-on-error)"),
+        (3, "nothing could be judged: every judged result is an error"),
+        (130, "interrupted: the rows so far are in the output (rerun with --resume)"),
+    ],
+)
 
 
 def _mapping(entries: list[str]) -> dict[str, str]:
@@ -219,24 +243,32 @@ def score_command(
         [],
         "--map",
         envvar="PROCTOR_SCORE_MAP",
+        metavar="COLUMN=FIELD",
         help="COLUMN=FIELD: read FIELD from COLUMN (repeat or comma-separate).",
     ),
     scorers: str | None = typer.Option(
         None,
         "--scorers",
         envvar="PROCTOR_SCORERS",
+        metavar="NAMES",
         help="Comma-separated scorers (default: every scorer some record has the fields for; a record "
         "without a scorer's input gets it skipped).",
     ),
     judge: str | None = typer.Option(
-        None, "--judge", envvar="PROCTOR_JUDGE_MODEL", help="Judge model, provider/model (e.g. openai/gpt-4.1-mini)."
+        None,
+        "--judge",
+        envvar="PROCTOR_JUDGE_MODEL",
+        metavar="MODEL",
+        rich_help_panel=PANEL_JUDGE,
+        help="Judge model, provider/model (e.g. openai/gpt-4.1-mini).",
     ),
     concurrency: int = typer.Option(
-        16,
+        SCORE_CONCURRENCY,
         "--concurrency",
         "--workers",
-        envvar="PROCTOR_SCORE_CONCURRENCY",
+        envvar=["PROCTOR_SCORE_CONCURRENCY", "PROCTOR_CONCURRENCY"],
         min=1,
+        metavar="N",
         help="Rows (and judge calls) in flight.",
     ),
     output: Path | None = typer.Option(
@@ -244,13 +276,19 @@ def score_command(
         "--output",
         "-o",
         envvar="PROCTOR_SCORE_OUTPUT",
+        metavar="FILE",
+        rich_help_panel=PANEL_OUTPUT,
         help="Scored rows (.csv, .json or .jsonl; default DATA's name + .scores.jsonl), written as they finish.",
     ),
     resume: bool = typer.Option(
         False, "--resume", envvar="PROCTOR_SCORE_RESUME", help="Keep rows the output already has; score the rest."
     ),
     input_format: str | None = typer.Option(
-        None, "--format", envvar="PROCTOR_SCORE_FORMAT", help="Input format: csv, jsonl or json (default: by name)."
+        None,
+        "--format",
+        envvar="PROCTOR_SCORE_FORMAT",
+        metavar="FORMAT",
+        help="Input format: csv, jsonl or json (default: by name).",
     ),
     continue_on_error: bool = typer.Option(
         False,
@@ -266,30 +304,64 @@ def score_command(
         help="Read and validate every row, count the judge calls a run would make; call no model, write nothing.",
     ),
     threshold: float | None = typer.Option(
-        None, "--threshold", envvar="PROCTOR_SCORE_THRESHOLD", min=0, max=1, help="Pass at this normalised score."
+        None,
+        "--threshold",
+        envvar="PROCTOR_SCORE_THRESHOLD",
+        min=0,
+        max=1,
+        metavar="SCORE",
+        rich_help_panel=PANEL_JUDGE,
+        help="Pass at this normalised score.",
     ),
     judge_rpm: int | None = typer.Option(
-        None, "--judge-rpm", envvar="PROCTOR_JUDGE_RPM", min=1, help="Judge requests per minute."
+        None,
+        "--judge-rpm",
+        envvar="PROCTOR_JUDGE_RPM",
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_JUDGE,
+        help="Judge requests per minute.",
     ),
     no_cache: bool = typer.Option(
-        False, "--no-cache", envvar="PROCTOR_NO_CACHE", help="Do not read or write the judge call cache."
+        False,
+        "--no-cache",
+        envvar="PROCTOR_NO_CACHE",
+        rich_help_panel=PANEL_JUDGE,
+        help="Do not read or write the judge call cache.",
     ),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Model call cache (default .proctor/cache)."
+        None,
+        "--cache-dir",
+        envvar="PROCTOR_CACHE_DIR",
+        metavar="DIR",
+        rich_help_panel=PANEL_JUDGE,
+        help="Model call cache (default .proctor/cache).",
     ),
     summary_path: Path | None = typer.Option(
-        None, "--summary", envvar="PROCTOR_SCORE_SUMMARY", help="Also write the aggregates (every group) as JSON."
+        None,
+        "--summary",
+        envvar="PROCTOR_SCORE_SUMMARY",
+        metavar="FILE",
+        rich_help_panel=PANEL_OUTPUT,
+        help="Also write the aggregates (every group) as JSON.",
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", envvar="PROCTOR_QUIET", help="No progress output."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", envvar="PROCTOR_QUIET", rich_help_panel=PANEL_OUTPUT, help="No progress output."
+    ),
     dataset: Path | None = typer.Option(
         None,
         "--dataset",
         envvar="PROCTOR_SCORE_DATASET",
+        metavar="PATH",
         help="For IBM watsonx recorded runs (*.messages.json, or a folder of them): the dataset JSON, or a "
         "folder holding <name>.json for each run.",
     ),
+    as_json: bool = JSON,
 ) -> None:
-    """Score recorded agent runs (AgentData rows, or IBM watsonx *.messages.json runs) offline."""
+    """Score recorded agent runs (AgentData rows, or IBM watsonx *.messages.json runs) offline.
+
+    With --json, stdout holds only JSON (aggregates, a dry run's plan, or watsonx metrics); notes go to stderr.
+    """
     if data.is_dir() or data.name.endswith(".messages.json") or dataset is not None:  # an ADK recorded run
         if not data.exists():
             fail(f"{data}: no such file or folder")
@@ -297,7 +369,7 @@ def score_command(
         from proctor.cli._score_watsonx import score_watsonx
 
         judge_model = _judge_model(judge, concurrency, no_cache, cache_dir)
-        raise typer.Exit(score_watsonx(data, dataset, judge_model, output, quiet))
+        raise typer.Exit(score_watsonx(data, dataset, judge_model, output, quiet, as_json=as_json))
     if not data.is_file():
         fail(f"{data}: no such file")
     names = [n for n in scorers.split(",") if n.strip()] if scorers else None
@@ -324,8 +396,8 @@ def score_command(
         )
     )
     if dry_run:
-        raise typer.Exit(_dry_run(data, options_))
-    progress = None if quiet else _Progress(live=is_terminal())
+        raise typer.Exit(_dry_run(data, options_, as_json=as_json))
+    progress = None if quiet or as_json else _Progress(live=is_terminal())
     model: Any = None
     ledger: Any = None
     if judge is not None:
@@ -338,7 +410,7 @@ def score_command(
     summary = guard(lambda: _run(data, model, options_, progress))
     from proctor.cli._console import _console
 
-    console = _console()
+    console = _console() if not as_json else _stderr_console()
     if summary is None:
         console.print(f"interrupted: the rows scored so far are in {options_.output}; rerun with --resume")
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -346,9 +418,18 @@ def score_command(
         console.print("[yellow]no judge model:[/yellow] judged scorers were skipped; pass --judge provider/model")
     if summary_path is not None:
         summary_path.write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if not quiet:
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
+    elif not quiet:
         _print_summary(summary, ledger, console)
     raise typer.Exit(_exit_code(summary))
+
+
+def _stderr_console() -> Any:
+    """Where notes go under `--json`: stdout holds only the JSON."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _judge_model(judge: str | None, concurrency: int, no_cache: bool, cache_dir: Path | None) -> Any:
@@ -361,7 +442,7 @@ def _judge_model(judge: str | None, concurrency: int, no_cache: bool, cache_dir:
     return guard(lambda: get_model(judge, settings=ModelSettings(concurrency=concurrency, cache=cache)))
 
 
-def _dry_run(data: Path, options: Any) -> int:
+def _dry_run(data: Path, options: Any, *, as_json: bool = False) -> int:
     """Print what scoring would do (rows, bad rows, judge calls per scorer); exit 1 if a row is bad."""
     from rich.table import Table
 
@@ -369,6 +450,9 @@ def _dry_run(data: Path, options: Any) -> int:
     from proctor.recorded._batch import plan_file
 
     plan: dict[str, Any] = guard(lambda: plan_file(data, options))
+    if as_json:
+        typer.echo(json.dumps(plan, indent=2, ensure_ascii=False))
+        return EXIT_ERRORS if plan["bad_rows"] else EXIT_OK
     console = _console()
     table = Table(title=f"Dry run: {data.name}, {plan['rows']} rows", title_justify="left")
     for column in ("scorer", "rows", "judge calls", "missing fields", "not exited"):

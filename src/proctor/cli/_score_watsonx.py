@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import typer
 
 from proctor.checks._judging import Judge
 from proctor.cli._common import fail, guard
@@ -45,8 +46,13 @@ def messages_files(data: Path) -> list[Path]:
     return [data]
 
 
-def score_watsonx(data: Path, dataset: Path | None, model: Any, output: Path | None, quiet: bool) -> int:
-    """Score every messages file of `data` and print (and write) IBM's metrics; return the exit code."""
+def score_watsonx(
+    data: Path, dataset: Path | None, model: Any, output: Path | None, quiet: bool, *, as_json: bool = False
+) -> int:
+    """Score every messages file of `data` and print (and write) IBM's metrics; return the exit code.
+
+    With `as_json`, stdout holds only the runs' metrics as a JSON array; notes go to stderr.
+    """
     files = messages_files(data)
     if not files:
         fail(f"{data}: no *.messages.json files (ADK recorded runs) in this folder")
@@ -63,12 +69,14 @@ def score_watsonx(data: Path, dataset: Path | None, model: Any, output: Path | N
         fail(results, 1)
     if output is not None:
         _write(output, results)
-    if not quiet:
+    if as_json:
+        typer.echo(json.dumps([_json_safe(r.to_dict()) for r in results], indent=2, ensure_ascii=False))
+    elif not quiet:
         _print(results)
     undecided = [r for r in results if r.metrics["text_match"] == NOT_JUDGED]
     if undecided:
         names = ", ".join(r.metrics["dataset_name"] for r in undecided)
-        print(f"text goals not judged (no judge model; pass --judge) in: {names}")
+        typer.echo(f"text goals not judged (no judge model; pass --judge) in: {names}", err=as_json)
         return 1
     return 0
 

@@ -17,29 +17,63 @@ from typing import Any
 import typer
 
 from proctor.cli._common import fail, guard
+from proctor.cli._help import PANEL_JUDGES, PANEL_LIMITS, PANEL_LOGGING, PANEL_VERDICT, epilog
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["judge_settings", "serve_command"]
+__all__ = ["EPILOG", "judge_settings", "serve_command"]
+
+EPILOG = epilog(
+    [
+        (
+            "Serve on 127.0.0.1:18081, judged by a Bedrock Claude model:",
+            "proctor serve --judge bedrock/anthropic.claude-3-5-haiku-20241022-v1:0",
+        ),
+        (
+            "On every interface, with a token and one worker per core:",
+            'proctor serve --host 0.0.0.0 --api-token "$TOKEN" --workers 2',
+        ),
+        ("Print the OpenAPI schema (JSON) and exit:", "proctor serve --print-openapi"),
+    ],
+    [
+        (0, "stopped cleanly (SIGTERM or Ctrl-C)"),
+        (1, "with --workers above 1: a worker process failed"),
+        (2, "bad options, cannot listen on the port, or the 'serve' extra missing"),
+    ],
+)
 
 # Options shared by `serve`, `consume` and `calibrate` (Typer reads these without changing them).
 JUDGE = typer.Option(
     None,
     "--judge",
     envvar="PROCTOR_JUDGE_MODEL",
+    metavar="MODEL",
+    rich_help_panel=PANEL_JUDGES,
     help="Judge model, provider/model (e.g. openai/gpt-4.1-mini). Default: bedrock/$CLAUDE_MODEL_ID when that "
     "is set; with no judge, events that pass the prechecks get verdict 'error'.",
 )
 JUDGE_BASE_URL = typer.Option(
-    None, "--judge-base-url", envvar="PROCTOR_JUDGE_BASE_URL", help="The judge's endpoint (OpenAI-compatible servers)."
+    None,
+    "--judge-base-url",
+    envvar="PROCTOR_JUDGE_BASE_URL",
+    metavar="URL",
+    rich_help_panel=PANEL_JUDGES,
+    help="The judge's endpoint (OpenAI-compatible servers).",
 )
 JUDGE_API_KEY = typer.Option(
-    None, "--judge-api-key", envvar="PROCTOR_JUDGE_API_KEY", help="The judge's API key (else the provider's variable)."
+    None,
+    "--judge-api-key",
+    envvar="PROCTOR_JUDGE_API_KEY",
+    metavar="KEY",
+    rich_help_panel=PANEL_JUDGES,
+    help="The judge's API key (else the provider's variable).",
 )
 JUDGES = typer.Option(
     None,
     "--judges",
     envvar="PROCTOR_JUDGES",
+    metavar="NAMES",
+    rich_help_panel=PANEL_JUDGES,
     help="Stage-2 judges, comma-separated (default: all five, relevance, faithfulness, coherence, "
     "completeness, instruction, as the Go Eval Agent runs them; with --judges-config, its enabled ones).",
 )
@@ -47,40 +81,72 @@ JUDGES_CONFIG = typer.Option(
     None,
     "--judges-config",
     envvar=["PROCTOR_JUDGES_CONFIG", "JUDGES_CONFIG_PATH"],
+    metavar="FILE",
+    rich_help_panel=PANEL_JUDGES,
     help="The Go Eval Agent's configs/judges.yaml: which judges run, their prompts and model parameters.",
 )
 JUDGE_TIMEOUT = typer.Option(
-    30.0, "--judge-timeout", envvar="PROCTOR_JUDGE_TIMEOUT", min=0.001, help="Seconds per judge, retries included."
+    30.0,
+    "--judge-timeout",
+    envvar="PROCTOR_JUDGE_TIMEOUT",
+    min=0.001,
+    metavar="SECONDS",
+    rich_help_panel=PANEL_JUDGES,
+    help="Per judge, retries included.",
 )
 JUDGE_CONCURRENCY = typer.Option(
-    16, "--judge-concurrency", envvar="PROCTOR_JUDGE_CONCURRENCY", min=1, help="Judge requests in flight."
+    16,
+    "--judge-concurrency",
+    envvar="PROCTOR_JUDGE_CONCURRENCY",
+    min=1,
+    metavar="N",
+    rich_help_panel=PANEL_JUDGES,
+    help="Judge requests in flight.",
 )
 EARLY_EXIT = typer.Option(
     0.2,
     "--early-exit-threshold",
     envvar=["PROCTOR_EARLY_EXIT_THRESHOLD", "EARLY_EXIT_THRESHOLD"],
-    min=0.0,
-    max=1.0,
+    min=0,
+    max=1,
+    metavar="",
+    rich_help_panel=PANEL_VERDICT,
     help="Verdict 'fail' without judges when the precheck mean is below this.",
 )
 PRECHECK_WEIGHT = typer.Option(
     0.3,
     "--precheck-weight",
     envvar=["PROCTOR_PRECHECK_WEIGHT", "PRECHECK_WEIGHT"],
-    min=0.0,
+    min=0,
+    metavar="SHARE",
+    rich_help_panel=PANEL_VERDICT,
     help="The prechecks' share of the confidence.",
 )
 JUDGE_WEIGHT = typer.Option(
     0.7,
     "--judge-weight",
     envvar=["PROCTOR_JUDGE_WEIGHT", "LLM_JUDGE_WEIGHT"],
-    min=0.0,
+    min=0,
+    metavar="SHARE",
+    rich_help_panel=PANEL_VERDICT,
     help="The judges' share of the confidence (the two weights add up to 1).",
 )
 CACHE_DIR = typer.Option(
-    None, "--cache-dir", envvar="PROCTOR_CACHE_DIR", help="Cache deterministic judge calls here (default: no cache)."
+    None,
+    "--cache-dir",
+    envvar="PROCTOR_CACHE_DIR",
+    metavar="DIR",
+    rich_help_panel=PANEL_JUDGES,
+    help="Cache deterministic judge calls here (default: no cache).",
 )
-LOG_LEVEL = typer.Option("info", "--log-level", envvar="PROCTOR_LOG_LEVEL", help="debug, info, warning or error.")
+LOG_LEVEL = typer.Option(
+    "info",
+    "--log-level",
+    envvar="PROCTOR_LOG_LEVEL",
+    metavar="LEVEL",
+    rich_help_panel=PANEL_LOGGING,
+    help="debug, info, warning or error.",
+)
 
 
 def judge_settings(
@@ -127,39 +193,70 @@ def configure_logging(level: str) -> None:
 
 # Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
 def serve_command(
-    host: str = typer.Option("127.0.0.1", "--host", envvar="PROCTOR_SERVE_HOST", help="Address to listen on."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", envvar="PROCTOR_SERVE_HOST", metavar="ADDRESS", help="Address to listen on."
+    ),
     port: int = typer.Option(
         18081,
         "--port",
         envvar=["PROCTOR_SERVE_PORT", "EVAL_AGENT_API_PORT"],
         min=0,
         max=65535,
-        help="Port to listen on.",
+        metavar="PORT",
+        help="Port to listen on (0: any free port).",
     ),
     api_token: str | None = typer.Option(
-        None, "--api-token", envvar="PROCTOR_API_TOKEN", help="Require 'Authorization: Bearer <token>'."
+        None,
+        "--api-token",
+        envvar="PROCTOR_API_TOKEN",
+        metavar="TOKEN",
+        help="Require 'Authorization: Bearer <token>'.",
     ),
     max_body_bytes: int = typer.Option(
-        1_048_576, "--max-body-bytes", envvar="PROCTOR_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."
+        1_048_576,
+        "--max-body-bytes",
+        envvar="PROCTOR_MAX_BODY_BYTES",
+        min=1,
+        metavar="BYTES",
+        rich_help_panel=PANEL_LIMITS,
+        help="Larger bodies get 413.",
     ),
     max_batch: int = typer.Option(
-        100, "--max-batch", envvar="PROCTOR_MAX_BATCH", min=1, help="Most events per /evaluate/batch request."
+        100,
+        "--max-batch",
+        envvar="PROCTOR_MAX_BATCH",
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_LIMITS,
+        help="Most events per /evaluate/batch request.",
     ),
     workers: int = typer.Option(
-        1, "--workers", envvar="PROCTOR_SERVE_WORKERS", min=1, help="Worker processes (one per core)."
+        1,
+        "--workers",
+        envvar="PROCTOR_SERVE_WORKERS",
+        min=1,
+        metavar="N",
+        rich_help_panel=PANEL_LIMITS,
+        help="Worker processes (one per core).",
     ),
     shutdown_timeout: int = typer.Option(
         30,
         "--shutdown-timeout",
         envvar="PROCTOR_SHUTDOWN_TIMEOUT",
         min=0,
-        help="On SIGTERM, seconds to let requests in flight finish.",
+        metavar="SECONDS",
+        rich_help_panel=PANEL_LIMITS,
+        help="On SIGTERM, time to let requests in flight finish.",
     ),
     access_log: bool = typer.Option(
-        False, "--access-log/--no-access-log", envvar="PROCTOR_ACCESS_LOG", help="Log every request."
+        False,
+        "--access-log/--no-access-log",
+        envvar="PROCTOR_ACCESS_LOG",
+        rich_help_panel=PANEL_LOGGING,
+        help="Log every request.",
     ),
     print_openapi: bool = typer.Option(
-        False, "--print-openapi", envvar="PROCTOR_PRINT_OPENAPI", help="Print the OpenAPI schema and exit."
+        False, "--print-openapi", envvar="PROCTOR_PRINT_OPENAPI", help="Print the OpenAPI schema (JSON) and exit."
     ),
     judge: str | None = JUDGE,
     judge_base_url: str | None = JUDGE_BASE_URL,
