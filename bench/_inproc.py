@@ -14,6 +14,7 @@ module, and with a judge the model layer and Jinja); only asyncio and anyio's as
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
@@ -56,7 +57,10 @@ def measure(
     spec = parse_target_string(target)
     preimport(spec, judge)
     w0, c0 = time.perf_counter(), time.process_time()
+    gc.disable()  # as `proctor run` does: no collection while loading, the loaded suites frozen after
     suites = load_suites([suite_dir], registry)
+    gc.enable()
+    gc.freeze()
     w1, c1 = time.perf_counter(), time.process_time()
     outcome = run_sync(
         suites,

@@ -225,7 +225,7 @@ def test_json_answers_what_the_tables_say(project: Project) -> None:
 
 def test_schema_and_openapi_print_json() -> None:
     schema = runner.invoke(app, ["schema"])
-    assert schema.exit_code == 0 and json.loads(schema.stdout)["type"] == "object"
+    assert schema.exit_code == 0 and "anyOf" in json.loads(schema.stdout)  # a suite, or an Embabel job
     openapi = runner.invoke(app, ["serve", "--print-openapi"])
     assert openapi.exit_code == 0 and "paths" in json.loads(openapi.stdout)
 
