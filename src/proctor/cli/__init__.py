@@ -21,6 +21,7 @@ from proctor.cli import (
     _schema,
     _score,
     _serve,
+    _view,
 )
 from proctor.cli._common import load_dotenv_upwards
 
@@ -65,6 +66,7 @@ app.command("consume")(_consume.consume_command)
 app.command("produce")(_produce.produce_command)
 app.command("calibrate")(_calibrate.calibrate_command)
 app.command("score")(_score.score_command)
+app.command("view")(_view.view_command)
 
 
 def main() -> None:

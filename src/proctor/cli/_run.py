@@ -169,6 +169,9 @@ def run_command(
         help="Play each watsonx dataset's story with a simulated user (as IBM's ADK does) instead of sending "
         "its starting sentence once; the same as `simulate: true` in a config.yaml beside the datasets.",
     ),
+    view: bool = typer.Option(
+        False, "--view", help="At the end, serve `proctor view` on this run's page (Ctrl-C stops it)."
+    ),
     trust: bool = typer.Option(
         False,
         "--trust",
@@ -250,7 +253,12 @@ def run_command(
         typer.echo(json.dumps(summary_json(data, outcome.path, fail_on_skipped=fail_on_skipped), indent=2))
     else:
         print_results(data, outcome.path, output, verbose=verbose)
-    raise typer.Exit(exit_code(data, fail_on_skipped=fail_on_skipped))
+    code = exit_code(data, fail_on_skipped=fail_on_skipped)
+    if view and outcome.path is not None:
+        from proctor.cli._view import view_after_run
+
+        view_after_run(options.history, outcome.path, data["run_id"])
+    raise typer.Exit(code)
 
 
 def check_judges_configured(cases: list[Any], judge: str | None) -> None:
