@@ -226,7 +226,7 @@ def trend_chart(
     for tick in (0.0, 0.5, 1.0):
         y = top + plot_h - plot_h * tick
         parts.append(f'<line x1="{left}" y1="{_num(y)}" x2="{width - 12}" y2="{_num(y)}" stroke="#eee"/>')
-        shown = f"{tick:.0%}" if percent else _num(peak * tick)
+        shown = f"{tick:.0%}" if percent else f"{peak * tick:.3g}"  # costs are fractions of a cent
         parts.append(f'<text x="{left - 4}" y="{_num(y + 4)}" text-anchor="end" fill="#666">{escape(shown)}</text>')
 
     def at(index: int, value: float) -> tuple[float, float]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from proctor.results import Comparison, RunSummary, StoredCase, compare_runs, wilson_interval
+from proctor.results import Comparison, RunSummary, StoredCase, compare_runs, wilson_interval, with_k
 from proctor.results._charts import Point, trend_chart
 from proctor.results._failures import FailureGroup, failure_groups
 from proctor.results._summary import PALETTE
@@ -129,6 +129,7 @@ def _case_row(index: int, case: dict[str, Any]) -> CaseRow:
 
 def run_view(run: RunSummary, data: dict[str, Any]) -> dict[str, Any]:
     """The run page's context: what failed (grouped by check, then case), the cases, the figures."""
+    data = with_k(data, (data.get("summary") or {}).get("k"))  # pass@k and pass^k, also for older files
     rows = [_case_row(i, case) for i, case in enumerate(data.get("cases") or [])]
     failures: list[FailureGroup] = failure_groups([(run.label, data)])
     rate, interval = trial_rate(run)
