@@ -99,3 +99,20 @@ def test_a_link_to_a_trial_opens_it(browser_context: Any, report_file: Path) -> 
     assert "no reply within 15 s" in trial.inner_text()
     assert watch.errors == []
     page.close()
+
+
+def test_what_failed_leads_the_page_and_its_links_open_the_trial(browser_context: Any, report_file: Path) -> None:
+    page = browser_context.new_page()
+    watch = PageWatch(page)
+    page.goto(report_file.as_uri())
+    first = page.query_selector("main section")
+    assert first is not None and first.get_attribute("id") == "failures"
+    assert page.evaluate("document.getElementById('failures').getBoundingClientRect().top") < 200  # above the fold
+    anchor = "case-json-output-json-reply--openai-gpt-4-1-mini--2"
+    page.click(f"#failures a[href='#{anchor}']")
+    trial = page.wait_for_selector(f"#{anchor}[open]")
+    assert "no reply within 15 s" in trial.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-what-failed.png"))
+    assert watch.errors == []
+    page.close()

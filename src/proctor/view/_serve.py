@@ -107,5 +107,7 @@ def serve(
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it shut down on: stopping the viewer is how it ends
     finally:
         sock.close()
