@@ -7,6 +7,10 @@ Screenshots are kept under `tests/artifacts/` (git-ignored).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,5 +153,40 @@ def test_live_progress_updates_while_the_run_executes(browser_context: Any, tmp_
         page.wait_for_url(f"{base}/runs/{LIVE}")
         page.wait_for_selector("#failures")
         assert "contains 'yes'" in page.inner_text("#failures")
+        only_local(watch, base)
+        page.close()
+
+
+def test_live_progress_of_a_real_run(browser_context: Any, tmp_path: Path) -> None:
+    """`proctor run` in another process (a slow agent, one trial at a time) while the page is open."""
+    (tmp_path / "slow.yaml").write_text(
+        "name: slow\ntrials: 6\ntarget: python:helpers.agents:slow\n"
+        "turns: [{content: a, assert: [{type: contains, value: finally}]}]\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "PROCTOR_TRUST": "1"}
+    command = [sys.executable, "-m", "proctor", "run", str(tmp_path), "--model", "slow", "--concurrency", "1", "-q"]
+    history = tmp_path / ".proctor" / "history.db"
+    with serve_app(create_app(history, options=ViewOptions(poll_seconds=0.05))) as base:
+        page = browser_context.new_page()
+        watch = PageWatch(page)
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not page.query_selector("#in-progress a"):  # the journal appears once the run has started
+                assert time.monotonic() < deadline and process.poll() is None, "the run never showed up"
+                page.goto(base + "/")
+                time.sleep(0.2)
+            page.click("#in-progress a")
+            page.wait_for_selector("#live")
+            start = int(page.inner_text("#count-total"))
+            assert start < 6
+            expect(page.locator("#count-total")).to_have_text(str(start + 1), timeout=10_000)  # it moves
+            page.wait_for_url(f"{base}/runs/slow_*", timeout=30_000)  # the run ended: its page
+            assert "Nothing failed" in page.inner_text("#failures")
+            assert page.inner_text("h1").startswith("slow")
+        finally:
+            _, stderr = process.communicate(timeout=30)
+        assert process.returncode == 0, stderr
         only_local(watch, base)
         page.close()

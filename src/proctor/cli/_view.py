@@ -102,7 +102,7 @@ def view_command(
     Examples:
       proctor view                      # http://127.0.0.1:8750/
       proctor view RUN_ID --port 0      # open one run, on any free port
-      proctor view --host 0.0.0.0       # share on the network, with a printed token
+      proctor view --host 0.0.0.0       # share it (prints a token)
 
     Exit codes: 0 stopped with Ctrl-C; 2 bad input (address in use, bad token, 'serve' extra missing).
     """
