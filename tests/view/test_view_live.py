@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 from live import LIVE, LiveRun
 
+from proctor.results import Journal
 from proctor.view import ViewOptions, create_app
 from proctor.view._data import read_journal
 from servers._serve import serve_app
@@ -85,3 +86,13 @@ def test_the_whole_journal_streams_from_offset_0_and_bad_offsets_are_400(tmp_pat
         run.journal.close(remove=True)  # stopped without results (killed): the stream says so
         with httpx.stream("GET", f"{base}/runs/{LIVE}/events", timeout=10) as stream:
             assert stream.status_code == 404
+
+
+def test_a_journal_that_names_its_planned_trials_shows_how_far_the_run_is(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / ".results" / "p_1.journal.jsonl", {"run_id": "p_1", "planned_trials": 6})
+    try:
+        with serve_app(create_app(tmp_path / ".proctor" / "history.db")) as base:
+            page = httpx.get(f"{base}/runs/p_1", timeout=10).text
+        assert '<span id="count-total">0</span> of 6' in page
+    finally:
+        journal.close()

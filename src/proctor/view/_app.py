@@ -249,6 +249,7 @@ def _event(trial: dict[str, Any]) -> str:
     event = {
         "case": trial.get("case"),
         "name": trial.get("name"),
+        "file": trial.get("file"),
         "trial": trial.get("trial"),
         "status": trial.get("status"),
         "score": trial.get("score"),

@@ -102,7 +102,10 @@
       var row = document.createElement("tr");
       row.setAttribute("data-case", trial["case"] || "");
       var name = document.createElement("td");
-      name.textContent = trial.name || trial["case"] || "";
+      name.textContent = (trial.name || trial["case"] || "") + " ";
+      var file = document.createElement("small");
+      file.textContent = trial.file || "";
+      name.appendChild(file);
       row.appendChild(name);
       cell(row, "passed");
       cell(row, "failed");
