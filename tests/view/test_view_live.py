@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 from live import LIVE, LiveRun
 
-from proctor.results import Journal
+from proctor.results import HistoryStore, Journal, write_json
 from proctor.view import ViewOptions, create_app
 from proctor.view._data import read_journal
 from servers._serve import serve_app
@@ -96,3 +96,24 @@ def test_a_journal_that_names_its_planned_trials_shows_how_far_the_run_is(tmp_pa
         assert '<span id="count-total">0</span> of 6' in page
     finally:
         journal.close()
+
+
+def test_a_run_in_progress_is_not_mistaken_for_a_stored_run_its_id_prefixes(tmp_path: Path) -> None:
+    run = LiveRun(tmp_path)
+    run.add("a", 1, True)
+    other = LiveRun(tmp_path / "other")  # a concurrent run of the same id, finished first: `<id>-2`
+    other.add("a", 1, True)
+    path = other.finish()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["run_id"] = f"{LIVE}-2"
+    second = tmp_path / ".results" / f"{LIVE}-2.json"
+    write_json(second, data)
+    with HistoryStore(run.history) as store:
+        store.add(second)
+    try:
+        with serve_app(create_app(run.history)) as base:
+            page = httpx.get(f"{base}/runs/{LIVE}", timeout=10)
+            assert page.status_code == 200 and 'id="live"' in page.text
+            assert httpx.get(f"{base}/runs/{LIVE}-2", timeout=10).status_code == 200
+    finally:
+        run.journal.close()

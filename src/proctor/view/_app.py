@@ -147,8 +147,11 @@ class _Viewer:
             if live is None:
                 raise HTTPException(404, str(exc)) from None
             return self.live_page(live)
-        if run.run_id != run_id:  # a prefix: the page's address names the run in full
-            return RedirectResponse(run_url(run.run_id), status_code=307)
+        if run.run_id != run_id:  # a prefix, unless a run in progress has exactly this id
+            live = self.store.live(run_id)
+            if live is not None:
+                return self.live_page(live)
+            return RedirectResponse(run_url(run.run_id), status_code=307)  # the address names the run in full
         return self.page("run.html.j2", **run_view(run, self._data(run)))
 
     def live_page(self, live: LiveRun) -> HTMLResponse:
