@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from live import LIVE, LiveRun
 from typer.testing import CliRunner
 from viewstore import GPT, Store
 
@@ -55,7 +56,7 @@ def proctor(*args: str, cwd: Path | None = None) -> Iterator[tuple[subprocess.Po
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)  # waits, and closes the pipes
+        process.output = process.communicate(timeout=20)  # type: ignore[attr-defined]  # waits, closes the pipes
 
 
 def test_view_serves_the_history_until_ctrl_c(store: Store) -> None:
@@ -129,3 +130,19 @@ def test_a_browser_is_opened_only_where_there_is_one(monkeypatch: pytest.MonkeyP
     assert not browser_available()  # a server or CI job: print the address, open nothing
     monkeypatch.setenv("DISPLAY", ":0")
     assert browser_available()
+
+
+def test_ctrl_c_ends_open_live_streams_cleanly(tmp_path: Path) -> None:
+    run = LiveRun(tmp_path)
+    run.add("a", 1, True)
+    args = ("view", "--history", str(run.history), "--port", "0", "--no-browser")
+    try:
+        with proctor(*args) as (process, url), httpx.stream("GET", f"{url}runs/{LIVE}/events", timeout=10) as stream:
+            lines = stream.iter_lines()
+            assert next(line for line in lines if line.startswith("event:")) == "event: trial"
+            process.send_signal(signal.SIGINT)  # a live page is still open
+            assert process.wait(timeout=20) == 0
+        _, stderr = process.output  # type: ignore[attr-defined]
+        assert "ERROR" not in stderr and "Traceback" not in stderr, stderr
+    finally:
+        run.journal.close()

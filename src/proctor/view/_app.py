@@ -20,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import threading
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +67,14 @@ class ViewOptions:
         token: Every request must carry it (`?token=`, a cookie, or a bearer header); `None`: no token.
         loopback: The viewer is bound to a loopback address: requests for any other `Host` are refused.
         poll_seconds: How often a live page's event stream looks at the journal.
+        stopping: Set when the server shuts down: open event streams end at once (a server waiting for
+            them would cancel them and log an error).
     """
 
     token: str | None = None
     loopback: bool = True
     poll_seconds: float = 0.25
+    stopping: threading.Event = field(default_factory=threading.Event)
 
 
 def _fmt(value: float | None, spec: str = ".2f") -> str:
@@ -205,7 +209,7 @@ class _Viewer:
         """Follow the journal: each new trial as an event; `done` (and the end) once the run is written."""
         yield "retry: 1000\n\n"
         idle = 0.0
-        while not await request.is_disconnected():
+        while not self.options.stopping.is_set() and not await request.is_disconnected():
             try:
                 chunk = read_journal(live.journal, offset)
             except OSError:  # the journal is removed once the results file is written

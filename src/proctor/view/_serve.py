@@ -10,6 +10,7 @@ import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 
@@ -40,6 +41,18 @@ def browser_available() -> bool:
     if sys.platform in ("darwin", "win32"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, telling the viewer's event streams to end as soon as a shutdown starts."""
+
+    def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
+        super().__init__(config)
+        self.stopping = stopping
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.stopping.set()
+        super().handle_exit(sig, frame)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -102,7 +115,7 @@ def serve(
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1
     )
-    server = uvicorn.Server(config)
+    server = _Server(config, options.stopping)
     if open_browser and browser_available():
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     try:
