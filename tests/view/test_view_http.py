@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from pathlib import Path
 
 import httpx
 import pytest
-from viewstore import CLAUDE, GPT, HOSTILE, OLDER, SCRIPT, Store
+from viewstore import CLAUDE, GPT, HOSTILE, OLDER, SCRIPT, Store, make_store
 
 from proctor.view import ViewOptions, create_app
 from servers._serve import serve_app
@@ -153,3 +154,15 @@ def test_the_token_is_checked_on_every_request(store: Store) -> None:
             get(base, "/", headers={"host": "viewer.example:8750", "authorization": f"Bearer {token}"}).status_code
             == 200
         )
+
+
+def test_a_run_whose_results_file_is_gone_says_so(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    (store.results / f"{CLAUDE}.json").unlink()
+    with serve_app(create_app(store.history)) as base:
+        response = get(base, f"/runs/{CLAUDE}")
+        assert response.status_code == 410 and "proctor runs --prune" in response.text
+        assert get(base, f"/runs/{CLAUDE}/cases/0").status_code == 410
+        assert get(base, "/").status_code == 200  # still listed, from the index
+        compared = get(base, f"/compare?a={GPT}&b={CLAUDE}")  # the index keeps the trials: still comparable
+        assert compared.status_code == 200 and "McNemar exact p =" in text_of(compared.text)

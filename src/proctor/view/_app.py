@@ -227,7 +227,7 @@ class _Viewer:
                 yield ": waiting\n\n"
             await asyncio.sleep(self.options.poll_seconds)
 
-    async def not_found(self, request: Request, exc: Exception) -> Response:
+    async def error_page(self, request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
         return self.page("error.html.j2", status=status, status_code=status, detail=detail)
@@ -293,6 +293,6 @@ def create_app(history: Path, *, results_dirs: list[Path] | None = None, options
             Route("/runs/{run_id}/cases/{index:int}", viewer.case),
             Route("/runs/{run_id}/events", viewer.events),
         ],
-        exception_handlers={HTTPException: viewer.not_found, 404: viewer.not_found},
+        exception_handlers={HTTPException: viewer.error_page, 404: viewer.error_page},
     )
     return Gate(app, options.token, check_host=options.loopback)
