@@ -61,6 +61,8 @@ def test_run_page_leads_with_what_failed_grouped_by_check_then_case(viewer: str)
     # each failed trial links to the case page at that trial
     assert re.search(rf'href="/runs/{GPT}/cases/0#trial-3"', html)
     assert f'data-copy="{GPT}"' in html
+    assert '<dd id="check-counts">19/4/0/1</dd>' in html  # the skipped check is said, not hidden
+    assert "1 check was skipped (not scored)" in html
 
 
 def test_case_page_shows_transcript_tool_calls_checks_and_judge(viewer: str) -> None:
