@@ -37,6 +37,7 @@ ALLOWED: dict[str, set[str]] = {
         "proctor.checks", "proctor.scoring", "proctor.models", "proctor.results", "proctor.run", "proctor.suite",
     },
     "proctor.demo": {"proctor.targets"},
+    "proctor.view": {"proctor.results"},
 }  # fmt: skip
 
 

@@ -7,39 +7,16 @@ Needs `/usr/bin/chromium` (`make system-deps`); Playwright never downloads a bro
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.browser import ARTIFACTS, PageWatch, chromium_context, visible
 from proctor.results import build_report, load_run, write_report
 
 DATA = Path(__file__).parent / "data"
-ARTIFACTS = Path(__file__).parents[1] / "artifacts"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _unavailable() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[dev]')"
-    if not Path(CHROMIUM).exists():
-        return "Debian's chromium is not installed (make system-deps)"
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -52,41 +29,8 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    missing = _unavailable()
-    if missing is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the browser test cannot run in CI: {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    profile = tmp_path_factory.mktemp("chromium-profile")  # a fresh, empty user-data-dir
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
-
-
-class PageWatch:
-    """Console errors, uncaught exceptions and every request a page makes."""
-
-    def __init__(self, page: Any) -> None:
-        self.errors: list[str] = []
-        self.requests: list[str] = []
-        page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
-        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
-        page.on("request", lambda request: self.requests.append(request.url))
-
-
-def visible(page: Any, selector: str) -> list[Any]:
-    return [element for element in page.query_selector_all(selector) if element.is_visible()]
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context
 
 
 def test_report_loads_filters_and_opens_a_failed_transcript(browser_context: Any, report_file: Path) -> None:
@@ -153,5 +97,22 @@ def test_a_link_to_a_trial_opens_it(browser_context: Any, report_file: Path) -> 
     trial = page.wait_for_selector(f"#{anchor}")
     assert trial.get_attribute("open") is not None
     assert "no reply within 15 s" in trial.inner_text()
+    assert watch.errors == []
+    page.close()
+
+
+def test_what_failed_leads_the_page_and_its_links_open_the_trial(browser_context: Any, report_file: Path) -> None:
+    page = browser_context.new_page()
+    watch = PageWatch(page)
+    page.goto(report_file.as_uri())
+    first = page.query_selector("main section")
+    assert first is not None and first.get_attribute("id") == "failures"
+    assert page.evaluate("document.getElementById('failures').getBoundingClientRect().top") < 200  # above the fold
+    anchor = "case-json-output-json-reply--openai-gpt-4-1-mini--2"
+    page.click(f"#failures a[href='#{anchor}']")
+    trial = page.wait_for_selector(f"#{anchor}[open]")
+    assert "no reply within 15 s" in trial.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-what-failed.png"))
     assert watch.errors == []
     page.close()

@@ -95,7 +95,7 @@ def test_html_report_is_self_contained_and_complete() -> None:
             assert attrs["href"].startswith("#"), attrs["href"]
     assert "@import" not in html and "url(" not in html and "fetch(" not in html
     assert "default-src 'none'" in html  # the page may not load anything even if a template changed
-    trials = [attrs for tag, attrs in parser.tags if tag == "details"]
+    trials = [attrs for tag, attrs in parser.tags if tag == "details" and attrs.get("class") == "trial"]
     assert len(trials) == 24  # every trial of both runs
     assert {t["data-status"] for t in trials} == {"passed", "failed", "error"}
     # escaped content: an agent's markup is shown, never rendered
@@ -127,3 +127,56 @@ def test_html_shows_what_other_features_add_to_results() -> None:
     assert "arm withheld" in html and "journey_success_rate" in html and "by_arm.supplied" in html
     assert "composite" in html and "leaked_facts" in html and "precision" in html
     assert "<code>bare</code>" in html
+
+
+def test_html_report_leads_with_what_failed_grouped_by_check_then_case() -> None:
+    html = render_html(fixture_report())
+    failures = html[html.index('<section id="failures">') : html.index('<section id="overview">')]
+    assert html.index('<section id="failures">') < html.index('<section id="overview">')
+    groups = re.findall(r"<summary><span class=\"badge (\w+)\">(\d+)</span> <b>([^<]+)</b>", failures)
+    # the largest groups first: the vacation-dates checks failed in 1 GPT and 2 Claude trials each
+    assert groups[:3] == [
+        ("failed", "3", "contains &#39;2025-06-09&#39;"),
+        ("failed", "3", "llm-rubric: concrete dates"),
+        ("failed", "3", "rubric: hr-tone.rubric.md"),
+    ]
+    assert ("error", "1", "trial error: TargetTimeout") in groups
+    # each failed trial links to its trial in the report, which exists
+    links = re.findall(r'<a href="#([^"]+)">', failures)
+    assert links and all(f'id="{anchor}"' in html for anchor in links)
+    assert "case-time-off-vacation-dates--anthropic-claude-sonnet-4--1" in links
+
+
+def test_html_report_says_when_nothing_failed() -> None:
+    data = load_run(DATA / RUNS[0])
+    data["cases"] = [data["cases"][1]]  # out-next-week: every trial passed
+    html = render_html(build_report([(data, None)], generated_at=STAMP))
+    assert "Nothing failed" in html
+
+
+def test_target_templates_are_placeholders_and_run_ids_do_not_wrap() -> None:
+    data = load_run(DATA / RUNS[0])
+    data["target"] = "http POST http://127.0.0.1:8000/api/sessions/{{ session_id }}/messages <b>"
+    html = render_html(build_report([(data, None)], generated_at=STAMP))
+    assert "{{ session_id }}" not in html
+    assert 'sessions/<var title="filled in per session">&lt;session_id&gt;</var>/messages &lt;b&gt;' in html
+    assert '<code class="run-id">gpt-4-1-mini_20261101T090000Z</code>' in html
+    assert "code.run-id { white-space: nowrap; }" in html
+    markdown = render_markdown(build_report([(data, None)], generated_at=STAMP))
+    assert "Agent: `http POST http://127.0.0.1:8000/api/sessions/<session_id>/messages <b>`" in markdown
+
+
+def test_trend_chart_links_each_run_and_escapes_labels() -> None:
+    from proctor.results._charts import Point, trend_chart
+
+    svg = trend_chart(
+        [Point("<b>old</b>", 0.5, 0.2, 0.8, "/runs/a?x=1&y=2"), Point("new", None), Point("newest", 1.0)],
+        title="Pass <rate>",
+        color="#123456",
+        percent=True,
+    )
+    assert "<b>" not in svg and "&lt;b&gt;old&lt;/b&gt;: 50% [20%-80%]" in svg
+    assert '<a href="/runs/a?x=1&amp;y=2">' in svg
+    assert svg.count("<circle") == 2  # the run without a value is a gap
+    assert "Pass &lt;rate&gt;" in svg
+    assert "no data" in trend_chart([], title="t", color="#000")

@@ -22,6 +22,7 @@ from proctor.cli import (
     _schema,
     _score,
     _serve,
+    _view,
 )
 from proctor.cli._common import load_dotenv_upwards
 
@@ -67,6 +68,7 @@ app.command("produce", epilog=_produce.EPILOG)(_produce.produce_command)
 app.command("calibrate", epilog=_calibrate.EPILOG)(_calibrate.calibrate_command)
 app.command("score", epilog=_score.EPILOG)(_score.score_command)
 app.command("init", epilog=_init.EPILOG)(_init.init_command)
+app.command("view", epilog=_view.EPILOG)(_view.view_command)
 
 
 def main() -> None:

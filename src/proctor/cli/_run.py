@@ -245,6 +245,9 @@ def run_command(
         rich_help_panel=PANEL_JUDGE,
         help="Play watsonx datasets' stories with a simulated user (as 'simulate: true' in their config.yaml).",
     ),
+    view: bool = typer.Option(
+        False, "--view", help="At the end, serve `proctor view` on this run's page (Ctrl-C stops it)."
+    ),
     trust: bool = typer.Option(
         False,
         "--trust",
@@ -337,7 +340,12 @@ def run_command(
         typer.echo(json.dumps(summary_json(result, outcome.path, fail_on_skipped=fail_on_skipped), indent=2))
     else:
         print_results(result, outcome.path, output, verbose=verbose)
-    raise typer.Exit(exit_code(result, fail_on_skipped=fail_on_skipped))
+    code = exit_code(result, fail_on_skipped=fail_on_skipped)
+    if view and outcome.path is not None:
+        from proctor.cli._view import view_after_run  # must stay fast: the viewer's web stack loads only here
+
+        view_after_run(options.history, outcome.path, result.run_id)
+    raise typer.Exit(code)
 
 
 def check_judges_configured(cases: list[Any], judge: str | None) -> None:

@@ -1,4 +1,4 @@
-"""Inline SVG charts for the HTML report: no library, no script, nothing fetched.
+"""Inline SVG charts for the HTML report and `proctor view`: no library, no script, nothing fetched.
 
 Every function returns SVG markup with its text escaped; the template inserts it as it is.
 """
@@ -12,7 +12,7 @@ from html import escape
 
 from proctor.scoring import percentile
 
-__all__ = ["Bar", "Series", "histogram", "interval_bars", "interval_pill", "line_chart"]
+__all__ = ["Bar", "Point", "Series", "histogram", "interval_bars", "interval_pill", "line_chart", "trend_chart"]
 
 _FONT = 'font-family="system-ui, sans-serif" font-size="11"'
 
@@ -36,6 +36,18 @@ class Series:
     label: str
     values: Sequence[float | None]
     color: str
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One run on a trend: its value, optional interval, and where a click on it leads."""
+
+    label: str
+    """What the point's tooltip names (the run's id and date)."""
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    href: str | None = None
 
 
 def _num(value: float) -> str:
@@ -174,6 +186,71 @@ def line_chart(series: Sequence[Series], *, title: str, y_label: str, width: int
         parts.append(f'<text x="{left + 18}" y="{legend_y + 10}">{escape(line.label)}</text>')
     if not count:
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#666">no latencies</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _trend_value(value: float, percent: bool, unit: str) -> str:
+    return f"{value:.0%}" if percent else f"{value:.4g}{unit}"
+
+
+def trend_chart(
+    points: Sequence[Point],
+    *,
+    title: str,
+    color: str,
+    percent: bool = False,
+    unit: str = "",
+    width: int = 360,
+) -> str:
+    """Values over successive runs (oldest left), with interval whiskers and each point a link to its run.
+
+    Args:
+        points: The runs, oldest first (`None` values leave a gap).
+        title: The chart's title (drawn and in its `<title>`).
+        color: The line's colour.
+        percent: The values are rates in 0..1 (axis 0..100 %).
+        unit: A unit appended to values otherwise (` ms`, ` $`).
+        width: Width in px.
+    """
+    height, left, bottom, top = 130, 44, 16, 22
+    plot_w, plot_h = width - left - 12, height - bottom - top
+    known = [p for p in points if p.value is not None]
+    peak = 1.0 if percent else _nice(max((max(p.value or 0, p.high or 0) for p in known), default=0.0))
+    parts = [
+        f'<svg class="chart trend" role="img" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" {_FONT}>',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{left}" y="13" font-weight="600">{escape(_short(title, 48))}</text>',
+    ]
+    for tick in (0.0, 0.5, 1.0):
+        y = top + plot_h - plot_h * tick
+        parts.append(f'<line x1="{left}" y1="{_num(y)}" x2="{width - 12}" y2="{_num(y)}" stroke="#eee"/>')
+        shown = f"{tick:.0%}" if percent else f"{peak * tick:.3g}"  # costs are fractions of a cent
+        parts.append(f'<text x="{left - 4}" y="{_num(y + 4)}" text-anchor="end" fill="#666">{escape(shown)}</text>')
+
+    def at(index: int, value: float) -> tuple[float, float]:
+        x = left + (plot_w * index / (len(points) - 1) if len(points) > 1 else plot_w / 2)
+        return x, top + plot_h - (plot_h * value / peak if peak else 0)
+
+    placed = [(at(i, p.value), p) for i, p in enumerate(points) if p.value is not None]
+    if len(placed) > 1:
+        path = " ".join(f"{'M' if i == 0 else 'L'}{_num(x)} {_num(y)}" for i, ((x, y), _) in enumerate(placed))
+        parts.append(f'<path d="{path}" stroke="{color}" stroke-width="1.5" fill="none"/>')
+    for (x, y), point in placed:
+        if point.low is not None and point.high is not None:
+            y_low, y_high = at(0, point.low)[1], at(0, point.high)[1]
+            parts.append(f'<path d="M{_num(x)} {_num(y_low)}V{_num(y_high)}" stroke="{color}" opacity="0.5"/>')
+        assert point.value is not None
+        tip = f"{point.label}: {_trend_value(point.value, percent, unit)}"
+        if point.low is not None and point.high is not None:
+            tip += f" [{_trend_value(point.low, percent, unit)}-{_trend_value(point.high, percent, unit)}]"
+        dot = f'<circle cx="{_num(x)}" cy="{_num(y)}" r="3.5" fill="{color}"><title>{escape(tip)}</title></circle>'
+        parts.append(f'<a href="{escape(point.href)}">{dot}</a>' if point.href else dot)
+    if not placed:
+        parts.append(
+            f'<text x="{left + plot_w / 2}" y="{top + plot_h / 2}" text-anchor="middle" fill="#666">no data</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 

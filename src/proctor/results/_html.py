@@ -1,6 +1,7 @@
 """The self-contained HTML report: one file, inline CSS, JS and SVG, nothing fetched when it opens.
 
-It shows the overview by model (pass rates with Wilson intervals, pass@k and pass^k, scores, latency,
+It leads with what failed and why (failed checks grouped by check, then case, each linking to its trial),
+then the overview by model (pass rates with Wilson intervals, pass@k and pass^k, scores, latency,
 tokens, costs), per-case pass rates with intervals, score distributions, latency per turn, filters by
 tag, status and model, and every trial: its transcript with tool calls, each check with its reason,
 judge reasoning, arms, trajectory metrics and other check details, and costs by role.
@@ -9,15 +10,19 @@ judge reasoning, arms, trajectory metrics and other check details, and costs by 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup, escape
+
 from proctor.results._charts import Bar, Series, histogram, interval_bars, interval_pill, line_chart, medians
+from proctor.results._failures import failure_groups
 from proctor.results._summary import Report, ReportRun
 from proctor.scoring import percentile, wilson_interval
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "target_markup"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 """The report's template, stylesheet and script."""
@@ -120,9 +125,13 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _trial(run: ReportRun, case: dict[str, Any], trial: dict[str, Any], anchor: str) -> _Trial:
+def _trial(run: ReportRun, case: dict[str, Any], trial: dict[str, Any]) -> _Trial:
     view = _Trial(
-        f"{anchor}--{_slug(run.label)}--{trial['trial']}", run.label, run.color, trial, case.get("tags") or []
+        trial_anchor(case.get("suite") or "", case["name"], run.label, trial["trial"]),
+        run.label,
+        run.color,
+        trial,
+        case.get("tags") or [],
     )
     for check in trial.get("checks") or []:
         details = check.get("details") or {}
@@ -160,7 +169,7 @@ def _rows(report: Report) -> list[_Row]:
                 cells.append(None)
                 continue
             cells.append(_cell(data, run.color))
-            trials += [_trial(run, data, t, case.anchor) for t in data.get("trials") or []]
+            trials += [_trial(run, data, t) for t in data.get("trials") or []]
             if isinstance(data.get("metrics"), dict):
                 metrics.append((run.label, _flat(data["metrics"])))
         statuses = sorted({c.status for c in cells if c is not None})
@@ -189,6 +198,29 @@ def _overview(run: ReportRun) -> dict[str, Any]:
     }
 
 
+_TEMPLATE_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)[^}]*\}\}")
+
+
+def target_markup(text: str) -> Markup:
+    """A target's description with its URL templates (`{{ session_id }}`) shown as placeholders.
+
+    The target is recorded as configured, so an HTTP target's URL still holds the variables each session
+    fills in; printed raw they read like a template the report forgot to render.
+    """
+    parts, last = [], 0
+    for match in _TEMPLATE_VARIABLE.finditer(text):
+        parts.append(escape(text[last : match.start()]))
+        parts.append(Markup('<var title="filled in per session">&lt;{}&gt;</var>').format(match.group(1)))
+        last = match.end()
+    parts.append(escape(text[last:]))
+    return Markup("").join(parts)
+
+
+def trial_anchor(suite: str, name: str, label: str, trial: int) -> str:
+    """The HTML id of a trial in the report (`ReportCase.anchor`, the run's label, the trial number)."""
+    return f"case-{_slug(f'{suite}-{name}')}--{_slug(label)}--{trial}"
+
+
 def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in text).lower()
 
@@ -215,7 +247,8 @@ def render_html(report: Report) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pretty=_pretty, num=_fmt, pct=_pct, slug=_slug)
+    env.filters.update(pretty=_pretty, num=_fmt, pct=_pct, slug=_slug, target=target_markup)
+    env.globals.update(trial_anchor=trial_anchor)
     bars = []
     for r in report.runs:
         scored = r.summary.trials_passed + r.summary.trials_failed
@@ -233,6 +266,7 @@ def render_html(report: Report) -> str:
         report=report,
         overview=[_overview(r) for r in report.runs],
         rows=_rows(report),
+        failures=failure_groups((r.label, r.data) for r in report.runs),
         charts={"pass_rates": pass_rates, "histograms": histograms, "latency": latency},
         css=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         js=(TEMPLATES / "report.js").read_text(encoding="utf-8"),

@@ -180,13 +180,17 @@ def _skipped_cases(run: ReportRun) -> list[str]:
     return ["", f"## Skipped: {run.label}", "", *lines] if lines else []
 
 
+_TEMPLATE_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)[^}]*\}\}")
+"""A variable of a target's URL template (`{{ session_id }}`), filled in per session."""
+
+
 def render_markdown(report: Report) -> str:
     """Render `evals-report.md`."""
     lines = [
         "# Eval Report",
         "",
         f"Generated: {report.generated_at}",
-        f"Agent: {report.agents}",
+        "Agent: `" + _TEMPLATE_VARIABLE.sub(r"<\1>", report.agents) + "`",  # URL templates as <placeholders>
         "",
         *_comparison(report),
         "",

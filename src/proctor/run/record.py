@@ -89,6 +89,7 @@ class Recorder:
             "model": plan.model,
             "target": self.result.target,
             "seed": seed,
+            "planned_trials": self.result.planned_trials,  # the viewer's live page shows "N of M"
         }
         journal = Journal(path, header)
         if plan.resumed and is_new:  # resumed from a results file: its kept trials start the new journal
