@@ -104,3 +104,8 @@ def test_wrong_values_are_still_flagged(validator: jsonschema.Draft202012Validat
         assert problems(validator, {"name": "x", "turns": [{"content": "hi", "assert": [assertion]}]})
     assert problems(validator, {"name": "x", "target": 3, "turns": [{"content": "hi"}]})
     assert problems(validator, {"evaluator": "a persona", "turns": [{"content": "hi"}]})  # a job has no turns
+
+
+def test_schema_to_an_unwritable_place_is_a_clean_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["schema", "-o", str(tmp_path / "missing" / "x.json")])
+    assert result.exit_code == 2 and "cannot write" in result.output and "Traceback" not in result.output

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from proctor.cli._common import fail
 from proctor.cli._help import epilog
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
@@ -34,5 +35,8 @@ def schema_command(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}")
         typer.echo(f"wrote {output}", err=True)
