@@ -143,3 +143,15 @@ def bolt_graph_uri() -> Iterator[tuple[str, str]]:
         yield f"bolt://127.0.0.1:{port}", server.uri
     finally:
         anyio.run(server.aclose)
+
+
+@pytest.fixture
+def otlp_receiver() -> Iterator[Any]:
+    """A loopback OTLP/HTTP trace receiver (`servers.otlp`) decoding requests with the official protos."""
+    from servers._serve import serve_app
+    from servers.otlp import OtlpReceiver
+
+    receiver = OtlpReceiver()
+    with serve_app(receiver.app()) as base_url:
+        receiver.base_url = base_url
+        yield receiver

@@ -169,6 +169,22 @@ def run_command(
         help="Play each watsonx dataset's story with a simulated user (as IBM's ADK does) instead of sending "
         "its starting sentence once; the same as `simulate: true` in a config.yaml beside the datasets.",
     ),
+    otel: bool = typer.Option(
+        False,
+        "--otel",
+        envvar="PROCTOR_OTEL",
+        help="Export one OpenTelemetry trace per trial over OTLP (on by itself when OTEL_EXPORTER_OTLP_ENDPOINT "
+        "is set); the agent is sent W3C traceparent so its spans join. Needs the otel extra.",
+    ),
+    otel_endpoint: str | None = typer.Option(
+        None, "--otel-endpoint", help="OTLP collector base URL, e.g. http://localhost:4318 (implies --otel)."
+    ),
+    trace_url: str | None = typer.Option(
+        None,
+        "--trace-url",
+        envvar="PROCTOR_TRACE_URL",
+        help="Trace link template stored with each trial, e.g. http://localhost:16686/trace/{trace_id}.",
+    ),
     trust: bool = typer.Option(
         False,
         "--trust",
@@ -227,6 +243,9 @@ def run_command(
             max_errors=limit,
             history=_history_path(history),
             state=_graph(graph),
+            otel=otel,
+            otel_endpoint=otel_endpoint,
+            trace_url=trace_url,
             **shared,
         )
     )
