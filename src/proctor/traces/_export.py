@@ -233,7 +233,9 @@ class TraceExport:
             attributes["gen_ai.tool.call.id"] = call.id
         if call.result is not None:
             attributes["gen_ai.tool.call.result"] = json.dumps(call.result, ensure_ascii=False, default=str)
-        span = self._tracer.start_span(f"execute_tool {call.name}", parent, SpanKind.INTERNAL, attributes, begin)
+        span = self._tracer.start_span(
+            f"execute_tool {call.name}", parent, SpanKind.INTERNAL, attributes, start_time=begin
+        )
         span.end(end_time=end)
 
     def _model_call(self, parent: Context, call: ModelCall) -> None:
@@ -268,7 +270,9 @@ class TraceExport:
         )
         # checks run after the conversation (judges at once): each starts when the last turn ended
         end = min(ended, begin + check.duration_ns) if check.duration_ns else begin
-        span = self._tracer.start_span(f"proctor.check {check.name}", parent, SpanKind.INTERNAL, attributes, begin)
+        span = self._tracer.start_span(
+            f"proctor.check {check.name}", parent, SpanKind.INTERNAL, attributes, start_time=begin
+        )
         if check.status == "error":
             span.set_status(Status(StatusCode.ERROR, check.reason))
         span.end(end_time=max(begin, end))
