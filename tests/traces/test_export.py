@@ -1,0 +1,160 @@
+"""`proctor run --otel`: one trace per trial, sent by the SDK's OTLP exporter to a loopback receiver that
+decodes the official protobuf; the agent gets W3C trace headers and its own spans join the trial's trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proctor.checks import registry
+from proctor.errors import ConfigError
+from proctor.run import RunOptions, run_sync
+from proctor.suite import load_suites
+from proctor.traces import open_export, read_spans
+
+JUDGED = """\
+name: judged
+target: {type: openai, base_url: "AGENT/v1"}
+trials: 2
+cases:
+  - name: weather
+    turns:
+      - content: "What is the weather in Oslo?"
+        assert:
+          - {type: contains, value: "raining"}
+          - {type: llm-rubric, value: "Answers with the weather"}
+"""
+
+
+def _run(suite: Path, **options: Any) -> dict[str, Any]:
+    settings = RunOptions(write_results=False, handle_sigint=False, cache=False, **options)
+    return run_sync(load_suites([suite], registry), settings).data
+
+
+def _by_trace(spans: list[Any]) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for span in spans:
+        found.setdefault(span.trace_id, []).append(span)
+    return found
+
+
+def test_each_trial_is_one_trace_with_turn_tool_check_and_judge_spans(
+    traced_agent: Any, otlp_receiver: Any, model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from servers.model_server import Reply
+
+    judge = model_server.script(default=Reply('{"reason": "it says rain", "pass": true, "score": 1}'))
+    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    suite = tmp_path / "judged.yaml"
+    suite.write_text(JUDGED.replace("AGENT", traced_agent.url), encoding="utf-8")
+    data = _run(
+        suite, otel_endpoint=otlp_receiver.base_url, judge="openai/judge", trace_url="http://jaeger:16686/trace/{trace_id}"
+    )
+    trials = data["cases"][0]["trials"]
+    assert [t["status"] for t in trials] == ["passed", "passed"]
+    traces = _by_trace(otlp_receiver.spans())
+    assert sorted(traces) == sorted(t["trace_id"] for t in trials)  # one trace per trial, nothing else
+    assert trials[0]["trace_url"] == f"http://jaeger:16686/trace/{trials[0]['trace_id']}"
+    assert otlp_receiver.content_types[0] == "application/x-protobuf"
+    for trial in trials:
+        spans = {s.name: s for s in traces[trial["trace_id"]]}
+        root = spans["proctor.trial weather"]
+        assert root.parent_span_id == "" and root.resource["service.name"] == "proctor"
+        assert root.attributes["proctor.trial"] == trial["trial"] and root.attributes["proctor.status"] == "passed"
+        assert root.attributes["proctor.score"] == 1.0
+        turn = next(s for s in spans.values() if s.name.startswith("invoke_agent "))
+        assert turn.parent_span_id == root.span_id
+        assert turn.attributes["gen_ai.operation.name"] == "invoke_agent"
+        tokens = (turn.attributes["gen_ai.usage.input_tokens"], turn.attributes["gen_ai.usage.output_tokens"])
+        assert tokens == (trial["tokens"]["prompt"], trial["tokens"]["completion"]) == (26, 9)
+        assert turn.end_ns - turn.start_ns == pytest.approx(trial["turns"][1]["latency_ms"] * 1e6, rel=0.01)
+        assert json.loads(turn.attributes["gen_ai.input.messages"])[0]["parts"][0]["content"].endswith("Oslo?")
+        tool = spans["execute_tool get_weather"]
+        assert tool.parent_span_id == turn.span_id and json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {
+            "city": "Oslo"
+        }
+        assert json.loads(tool.attributes["gen_ai.tool.call.result"])["forecast"] == "4 °C and raining"
+        check = spans["proctor.check contains: raining"]
+        assert check.attributes["proctor.check.status"] == "passed" and check.attributes["proctor.check.score"] == 1.0
+        assert "raining" in check.attributes["proctor.check.reason"] and check.attributes["proctor.check.turn"] == 0
+        call = spans["chat judge"]
+        assert call.parent_span_id == root.span_id
+        assert call.attributes["gen_ai.system"] == "openai" and call.attributes["gen_ai.request.model"] == "judge"
+        assert call.attributes["proctor.role"] == "judge"
+        assert (call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]) == (100, 20)
+        assert root.start_ns <= turn.start_ns <= turn.end_ns <= call.start_ns <= call.end_ns <= root.end_ns
+
+
+def test_the_agent_gets_trace_headers_and_its_spans_join_the_trial_trace(
+    traced_agent: Any, otlp_receiver: Any, tmp_path: Path
+) -> None:
+    data = _run(traced_agent.suite(tmp_path), otel=True, otel_endpoint=otlp_receiver.base_url + "/v1/traces")
+    roots = {s.trace_id: s for s in otlp_receiver.spans() if s.name.startswith("proctor.trial ")}
+    headers = traced_agent.agent.headers
+    assert len(headers) == 3  # two turns of one case, one of the other
+    for sent in headers:
+        version, trace_id, parent, flags = sent["traceparent"].split("-")
+        assert (version, len(flags)) == ("00", 2) and trace_id in roots and parent == roots[trace_id].span_id
+        assert sent["tracestate"] == "proctor=t1"
+    agent_spans = read_spans(traced_agent.spans)  # the agent's own file: OTLP JSON, as its exporter wrote it
+    turns = [s for s in agent_spans if s.attributes.get("gen_ai.operation.name") == "invoke_agent"]
+    assert len(turns) == 3
+    assert all(s.trace_id in roots and s.parent_id == roots[s.trace_id].span_id for s in turns)
+    trials = [t for c in data["cases"] for t in c["trials"]]
+    # the agent replies with its trace id: the one Proctor started for the trial
+    assert all(set(t["trace_ids"]) == {t["trace_id"]} for t in trials)
+
+
+def test_the_collector_named_in_the_environment_turns_exporting_on(
+    traced_agent: Any, otlp_receiver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp_receiver.base_url)
+    data = _run(traced_agent.suite(tmp_path))
+    assert {t["trace_id"] for c in data["cases"] for t in c["trials"]} == {
+        s.trace_id for s in otlp_receiver.spans() if s.name.startswith("proctor.trial ")
+    }
+
+
+def test_nothing_is_traced_or_sent_when_exporting_is_off(
+    traced_agent: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    data = _run(traced_agent.suite(tmp_path))
+    assert all("traceparent" not in sent for sent in traced_agent.agent.headers)
+    assert all("trace_id" not in t and "trace_url" not in t for c in data["cases"] for t in c["trials"])
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    assert open_export(enabled=False, endpoint=None) is None
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"endpoint": "localhost:4318"}, "expected an http(s) URL"),
+        ({"endpoint": None, "url_template": "http://jaeger/trace/"}, "must name {trace_id}"),
+    ],
+)
+def test_bad_settings_are_config_errors(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        open_export(enabled=True, **options)
+
+
+def test_grpc_needs_its_exporter_or_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    try:
+        import opentelemetry.exporter.otlp.proto.grpc  # noqa: F401
+    except ImportError:
+        with pytest.raises(ConfigError, match="opentelemetry-exporter-otlp-proto-grpc"):
+            open_export(enabled=True, endpoint=None)
+    else:
+        export = open_export(enabled=True, endpoint=None)
+        assert export is not None
+        export.shutdown()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    with pytest.raises(ConfigError, match="not supported"):
+        open_export(enabled=True, endpoint=None)
