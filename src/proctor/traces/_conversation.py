@@ -140,46 +140,72 @@ class _Reader:
     def outermost(self, spans: Sequence[Span], wanted: Any) -> list[Span]:
         return [s for s in spans if wanted(s) and not any(wanted(a) for a in self.ancestors(s))]
 
+    def units(self, group: list[Span]) -> list[tuple[Span | None, list[Span]]]:
+        """The turns: each turn span with what is under it; else model calls grouped by their parent."""
+        turns = self.outermost(group, self.is_turn)
+        if turns:
+            return [(turn, self.descendants(turn)) for turn in turns]
+        models = self.outermost(group, self.is_model)
+        parents: dict[str, list[Span]] = {}
+        for model in models:  # one agent step without a turn span: the model calls (and tools) beside each other
+            parents.setdefault(model.parent_id or model.span_id, [])
+        for span in group:
+            if span.parent_id in parents:
+                parents[span.parent_id].extend([span, *self.descendants(span)])
+            elif span.parent_id is None and span.span_id in parents:
+                parents[span.span_id].extend([span, *self.descendants(span)])
+        return [(None, sorted(below, key=lambda s: s.start_ns)) for below in parents.values()]
+
     def conversation(self, key: str, group: list[Span]) -> TraceConversation | None:
-        turns = self.outermost(group, self.is_turn) or self.outermost(group, self.is_model)
-        if not turns:
+        units = self.units(group)
+        if not units:
             return None
         messages: list[Message] = []
         usage = Usage()
-        for turn in turns:
-            user, reply, used = self.turn(turn)
+        starts, ends = [], []
+        for container, below in units:
+            user, reply, used = self.turn(container, below)
             messages.append(Message("user", user))
             messages.append(reply)
             usage = usage + used
+            spans = [container] if container is not None else below
+            starts.append(min(s.start_ns for s in spans))
+            ends.append(max(s.end_ns for s in spans))
         case = next((str(v) for s in group if (v := _attr(s, self.mapping.case)) is not None), None)
+        first = units[0][0] or units[0][1][0]
         return TraceConversation(
             key=key,
             trace_ids=list(dict.fromkeys(s.trace_id for s in group)),
             messages=messages,
             usage=usage,
-            duration_ms=(max(t.end_ns for t in turns) - turns[0].start_ns) / 1_000_000,
+            duration_ms=(max(ends) - min(starts)) / 1_000_000,
             case=case,
-            where=turns[0].where,
-            started_ns=turns[0].start_ns,
+            where=first.where,
+            started_ns=min(starts),
         )
 
-    def turn(self, span: Span) -> tuple[str, Message, Usage]:
-        below = self.descendants(span)
-        models = self.outermost(below, self.is_model) if not self.is_model(span) else []
-        user = self.user_text(span)
+    def turn(self, container: Span | None, below: list[Span]) -> tuple[str, Message, Usage]:
+        models = self.outermost(below, self.is_model)
+        user = self.user_text(container) if container is not None else None
         if user is None and models:
             user = self.user_text(models[0])
-        text, calls = self.reply(span)
-        if text is None and models:
-            text, model_calls = self.reply(models[-1])
+        text, calls = self.reply(container) if container is not None else (None, [])
+        if models and (text is None or not calls):
+            results = _tool_results([m for model in models for m in _messages(model, self.mapping.input_messages)])
+            model_calls = [c for model in models for c in self.reply(model, results)[1]]
+            text = text if text is not None else next(
+                (t for t in (self.reply(m)[0] for m in reversed(models)) if t), None
+            )
             calls = calls or model_calls
         tools = self.outermost(below, self.is_tool)
         if tools:
             calls = [self.tool_call(t) for t in tools]
-        usage = self.usage(span)
+        usage = self.usage(container) if container is not None else None
         if usage is None:
             usage = sum((self.usage(m) or Usage() for m in models), Usage())
-        return user or "", Message("assistant", text or "", calls, span.duration_ms), usage
+        spans = [container] if container is not None else below
+        latency = (max(s.end_ns for s in spans) - min(s.start_ns for s in spans)) / 1_000_000
+        return user or "", Message("assistant", text or "", calls, latency), usage
 
     def user_text(self, span: Span) -> str | None:
         messages = _messages(span, self.mapping.input_messages)
@@ -191,12 +217,12 @@ class _Reader:
             return _plain(text)
         return _event_text(span, self.mapping.user_events)
 
-    def reply(self, span: Span) -> tuple[str | None, list[ToolCall]]:
+    def reply(self, span: Span, results: dict[str, Any] | None = None) -> tuple[str | None, list[ToolCall]]:
         messages = _messages(span, self.mapping.output_messages)
         replies = [m for m in messages if str(m.get("role", "assistant")).lower() in _ASSISTANT_ROLES]
         if replies:
-            results = _tool_results(_messages(span, self.mapping.input_messages) + messages)
-            calls = [c for m in replies for c in _part_calls(m, results)]
+            found = _tool_results(_messages(span, self.mapping.input_messages) + messages)
+            calls = [c for m in replies for c in _part_calls(m, {**found, **(results or {})})]
             return " ".join(t for t in (_text(m) for m in replies) if t), calls
         text = _attr(span, self.mapping.output_text)
         if text is not None:
@@ -262,7 +288,7 @@ def _messages(span: Span, keys: Sequence[str]) -> list[dict[str, Any]]:
         if isinstance(value, dict) and isinstance(value.get("messages"), list):
             value = value["messages"]
         if isinstance(value, list):
-            return [m for m in value if isinstance(m, dict)]
+            return [_unprefixed(m) for m in value if isinstance(m, dict)]
         flat: dict[int, dict[str, Any]] = {}
         prefix = key + "."
         for name, item in span.attributes.items():
@@ -271,6 +297,22 @@ def _messages(span: Span, keys: Sequence[str]) -> list[dict[str, Any]]:
         if flat:
             return [flat[index] for index in sorted(flat)]
     return []
+
+
+def _unprefixed(message: dict[str, Any]) -> dict[str, Any]:
+    """OpenInference's list form prefixes keys (`message.role`, `tool_call.function.name`): drop them."""
+    if not any("." in key for key in message):
+        return message
+    out: dict[str, Any] = {}
+    for key, value in message.items():
+        name = key.removeprefix("message.").removeprefix("tool_call.")
+        if isinstance(value, list):
+            value = [_unprefixed(v) if isinstance(v, dict) else v for v in value]
+        if name.startswith("function."):
+            out.setdefault("function", {})[name.removeprefix("function.")] = value
+        else:
+            out[name] = value
+    return out
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -304,12 +346,13 @@ def _part_calls(message: dict[str, Any], results: dict[str, Any]) -> list[ToolCa
             continue
         arguments = _json(function.get("arguments"))
         call_id = item.get("id")
+        result = results.get(str(call_id)) if call_id is not None else None
         found.append(
             ToolCall(
                 name,
                 arguments if isinstance(arguments, dict) else ({} if arguments is None else {"_raw": arguments}),
                 None if call_id is None else str(call_id),
-                results.get(str(call_id)) if call_id is not None else None,
+                result if result is not None else results.get(f"name:{name}"),
             )
         )
     return found
@@ -322,8 +365,11 @@ def _tool_results(messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for part in message.get("parts") or []:
             if isinstance(part, dict) and part.get("type") == "tool_call_response" and part.get("id") is not None:
                 results[str(part["id"])] = _json(part.get("response", part.get("result")))
-        if message.get("role") == "tool" and message.get("tool_call_id") is not None:
-            results[str(message["tool_call_id"])] = _json(message.get("content"))
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") is not None:
+                results[str(message["tool_call_id"])] = _json(message.get("content"))
+            if message.get("name") is not None:  # OpenInference names the tool, not the call
+                results[f"name:{message['name']}"] = _json(message.get("content"))
     return results
 
 

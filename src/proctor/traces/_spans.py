@@ -196,6 +196,9 @@ def _flat_span(data: Mapping[str, Any], resource: dict[str, Any], where: str) ->
         for event in data.get("events") or []
         if isinstance(event, dict)
     ]
+    attributes = _attributes(data.get("attributes"), where)
+    if isinstance(data.get("span_kind"), str):  # Phoenix's span export keeps the kind beside the attributes
+        attributes.setdefault("openinference.span.kind", data["span_kind"])
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -203,7 +206,7 @@ def _flat_span(data: Mapping[str, Any], resource: dict[str, Any], where: str) ->
         name=str(data.get("name", "")),
         start_ns=start,
         end_ns=max(end, start),
-        attributes=_attributes(data.get("attributes"), where),
+        attributes=attributes,
         events=events,
         resource=resource,
         where=where,
@@ -214,8 +217,9 @@ def _id(value: Any, digits: int, name: str, where: str) -> str:
     if value is None:
         raise TraceError(f"{where}: the span has no {name}")
     text = str(value)
-    hexa = text.removeprefix("0x") if _HEX.match(text) else None
-    if hexa is not None and len(hexa) == digits:
+    undashed = text.replace("-", "") if len(text) == 36 else text  # UUIDs (Phoenix's exports)
+    hexa = undashed.removeprefix("0x") if _HEX.match(undashed) else None
+    if hexa is not None and (len(hexa) == digits or len(hexa) == 32):
         return hexa.lower()
     try:  # protobuf's JSON mapping writes bytes as base64
         decoded = base64.b64decode(text, validate=True)
