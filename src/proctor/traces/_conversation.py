@@ -366,8 +366,9 @@ def _tool_results(messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
             if isinstance(part, dict) and part.get("type") == "tool_call_response" and part.get("id") is not None:
                 results[str(part["id"])] = _json(part.get("response", part.get("result")))
         if message.get("role") == "tool":
-            if message.get("tool_call_id") is not None:
-                results[str(message["tool_call_id"])] = _json(message.get("content"))
+            call_id = message.get("tool_call_id", message.get("id"))  # pydantic-ai writes `id`
+            if call_id is not None:
+                results[str(call_id)] = _json(message.get("content"))
             if message.get("name") is not None:  # OpenInference names the tool, not the call
                 results[f"name:{message['name']}"] = _json(message.get("content"))
     return results

@@ -90,7 +90,7 @@ OPENINFERENCE = TraceMapping(
 
 LOGFIRE = TraceMapping(
     turn_names=["agent run", "invoke_agent *"],
-    input_messages=["pydantic_ai.all_messages", "gen_ai.input.messages"],
+    input_messages=["pydantic_ai.all_messages", "all_messages_events", "gen_ai.input.messages"],
     output_text=["final_result"],
     tool_arguments=["gen_ai.tool.call.arguments", "tool_arguments"],
     tool_result=["gen_ai.tool.call.result", "tool_response"],
