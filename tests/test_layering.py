@@ -39,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
         "proctor.traces",
     },
     "proctor.demo": {"proctor.targets"},
-    "proctor.traces": {"proctor.suite"},
+    "proctor.traces": set(),
 }  # fmt: skip
 
 

@@ -56,6 +56,7 @@ class OtlpJsonFileExporter(SpanExporter):
         self._lock = threading.Lock()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Append one line holding `spans`."""
         data = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
         for resource in data.get("resourceSpans", []):
             for scope in resource.get("scopeSpans", []):
@@ -100,7 +101,9 @@ def answer(results: list[tuple[str, dict[str, Any]]]) -> str:
         if name == "get_weather":
             parts.append(f"The weather in {result['city']} is {result['forecast']}.")
         else:
-            parts.append(f"Booked {result['nights']} nights in {result['city']}, confirmation {result['confirmation']}.")
+            parts.append(
+                f"Booked {result['nights']} nights in {result['city']}, confirmation {result['confirmation']}."
+            )
     return " ".join(parts) or "I can check the weather and book hotels in Paris, Oslo or Rome."
 
 
@@ -114,9 +117,11 @@ class TripAgent:
         self.headers: list[dict[str, str]] = []
 
     def app(self) -> Starlette:
+        """The agent's HTTP app (one OpenAI-compatible route)."""
         return Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
 
     async def chat(self, request: Request) -> JSONResponse:
+        """Answer one chat completion request inside an `invoke_agent` span."""
         self.headers.append(dict(request.headers))
         body = await request.json()
         messages = body.get("messages") or []
@@ -138,7 +143,12 @@ class TripAgent:
             span.set_attribute("gen_ai.usage.output_tokens", usage["completion_tokens"])
             trace_id = format(span.get_span_context().trace_id, "032x")
         tool_calls = [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}, "result": result}
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+                "result": result,
+            }
             for call_id, name, args, result in calls
         ]
         message: dict[str, Any] = {"role": "assistant", "content": reply}
@@ -175,6 +185,7 @@ class TripAgent:
 
 
 def main() -> None:
+    """Serve the agent on 127.0.0.1 (see the module docstring)."""
     import uvicorn
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -20,7 +20,16 @@ from dataclasses import dataclass, field
 
 from proctor.transcript import AgentReply, Usage
 
-__all__ = ["ModelCall", "NotedReply", "TrialTrace", "current", "note_model_call", "note_reply", "trace_headers", "tracing"]
+__all__ = [
+    "ModelCall",
+    "NotedReply",
+    "TrialTrace",
+    "current",
+    "note_model_call",
+    "note_reply",
+    "trace_headers",
+    "tracing",
+]
 
 
 @dataclass(frozen=True, slots=True)

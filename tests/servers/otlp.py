@@ -81,8 +81,6 @@ class OtlpReceiver:
             with self.lock:
                 self.requests.append(decoded)
                 self.content_types.append(request.headers.get("content-type", ""))
-            return Response(
-                ExportTraceServiceResponse().SerializeToString(), media_type="application/x-protobuf"
-            )
+            return Response(ExportTraceServiceResponse().SerializeToString(), media_type="application/x-protobuf")
 
         return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])])

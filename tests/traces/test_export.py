@@ -52,7 +52,10 @@ def test_each_trial_is_one_trace_with_turn_tool_check_and_judge_spans(
     suite = tmp_path / "judged.yaml"
     suite.write_text(JUDGED.replace("AGENT", traced_agent.url), encoding="utf-8")
     data = _run(
-        suite, otel_endpoint=otlp_receiver.base_url, judge="openai/judge", trace_url="http://jaeger:16686/trace/{trace_id}"
+        suite,
+        otel_endpoint=otlp_receiver.base_url,
+        judge="openai/judge",
+        trace_url="http://jaeger:16686/trace/{trace_id}",
     )
     trials = data["cases"][0]["trials"]
     assert [t["status"] for t in trials] == ["passed", "passed"]
@@ -85,7 +88,10 @@ def test_each_trial_is_one_trace_with_turn_tool_check_and_judge_spans(
         assert call.parent_span_id == root.span_id
         assert call.attributes["gen_ai.system"] == "openai" and call.attributes["gen_ai.request.model"] == "judge"
         assert call.attributes["proctor.role"] == "judge"
-        assert (call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]) == (100, 20)
+        assert (call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]) == (
+            100,
+            20,
+        )
         assert root.start_ns <= turn.start_ns <= turn.end_ns <= call.start_ns <= call.end_ns <= root.end_ns
 
 

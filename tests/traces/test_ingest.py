@@ -59,7 +59,9 @@ def test_the_agents_trace_file_scores_as_the_live_run_did(
             assert trial["tokens"] == original["tokens"]
 
 
-def test_proctors_own_traces_read_back_from_protobuf(live: tuple[Path, dict[str, Any]], otlp_receiver: Any, tmp_path: Path) -> None:
+def test_proctors_own_traces_read_back_from_protobuf(
+    live: tuple[Path, dict[str, Any]], otlp_receiver: Any, tmp_path: Path
+) -> None:
     suite, data = live
     single = tmp_path / "one.binpb"
     single.write_bytes(otlp_receiver.requests[0].SerializeToString())
@@ -70,7 +72,9 @@ def test_proctors_own_traces_read_back_from_protobuf(live: tuple[Path, dict[str,
     assert len(read_spans(prefixed)) == len(otlp_receiver.spans()) >= len(read_spans(single))
     found = conversations(read_spans(prefixed))
     assert sorted(c.case or "" for c in found) == sorted(t for c in data["cases"] for t in [c["name"]] * 2)
-    scored = score_traces_sync([prefixed], load_suites([suite], registry), load_mapping(None), RunOptions(write_results=False))
+    scored = score_traces_sync(
+        [prefixed], load_suites([suite], registry), load_mapping(None), RunOptions(write_results=False)
+    )
     assert not scored.unmatched
     assert _verdicts(scored.outcome.data) == _verdicts(data)
 
@@ -101,7 +105,9 @@ def test_openinference_spans_from_its_specification() -> None:
     user, reply = found.messages
     assert (user.role, user.content) == ("user", "what is 23 times 87")
     assert reply.content == "The product of 23 times 87 is 2001."
-    assert [t.to_dict() for t in reply.tool_calls] == [{"name": "multiply", "arguments": {"a": 23, "b": 87}, "result": 2001}]
+    assert [t.to_dict() for t in reply.tool_calls] == [
+        {"name": "multiply", "arguments": {"a": 23, "b": 87}, "result": 2001}
+    ]
     assert (found.usage.prompt_tokens, found.usage.completion_tokens) == (229 + 259, 21 + 14)
     assert found.trace_ids == ["409df945e0584829b240cfbdd2ff4488"]
     assert reply.latency_ms == pytest.approx(1176.287)
@@ -155,7 +161,9 @@ def test_a_wrong_mapping_field_is_located(tmp_path: Path) -> None:
         load_mapping("jaeger")
 
 
-def test_score_cli_reports_unmatched_conversations_and_bad_input(traced_agent: Any, live: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+def test_score_cli_reports_unmatched_conversations_and_bad_input(
+    traced_agent: Any, live: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     suite, _ = live
     other = tmp_path / "other.yaml"
     other.write_text(

@@ -1,5 +1,6 @@
-"""Score conversations read from traces with a suite's checks: the check and score stages of a run,
-on interactions that already happened (`proctor score TRACES --suite SUITE`).
+"""Score conversations read from traces with a suite's checks (`proctor score TRACES --suite SUITE`).
+
+The check and score stages of a run, on interactions that already happened.
 
 Each conversation is matched to a case: by the case its spans name (`proctor.case`, or the mapping's
 `case` attributes), else by its first user message (equal to a case's first turn), else the one case

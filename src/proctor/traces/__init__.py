@@ -44,7 +44,23 @@ _LAZY = {
     "trace_url": "_export",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "PRESETS",
+    "Span",
+    "TraceConversation",
+    "TraceError",
+    "TraceExport",
+    "TraceMapping",
+    "build_exporter",
+    "conversations",
+    "export_wanted",
+    "load_mapping",
+    "open_export",
+    "read_spans",
+    "spans_from_otlp",
+    "spans_from_request",
+    "trace_url",
+]
 
 __getattr__ = _lazy_attributes(__name__, _LAZY)
 

@@ -1,5 +1,7 @@
-"""Conversations rebuilt from spans: what the user said, what the agent replied, which tools it called
-with which arguments and results, how long each reply took, how many tokens it used.
+"""Conversations rebuilt from spans.
+
+What the user said, what the agent replied, which tools it called with which arguments and results, how
+long each reply took, how many tokens it used.
 
 A conversation is one trace, or the traces sharing a conversation id (`gen_ai.conversation.id`: many
 agents start a trace per request). Its turns are the outermost turn spans (`invoke_agent`, or what the
@@ -193,8 +195,8 @@ class _Reader:
         if models and (text is None or not calls):
             results = _tool_results([m for model in models for m in _messages(model, self.mapping.input_messages)])
             model_calls = [c for model in models for c in self.reply(model, results)[1]]
-            text = text if text is not None else next(
-                (t for t in (self.reply(m)[0] for m in reversed(models)) if t), None
+            text = (
+                text if text is not None else next((t for t in (self.reply(m)[0] for m in reversed(models)) if t), None)
             )
             calls = calls or model_calls
         tools = self.outermost(below, self.is_tool)
@@ -237,7 +239,12 @@ class _Reader:
         if not isinstance(arguments, dict):
             arguments = {} if arguments is None else {"_raw": arguments}
         call_id = _attr(span, self.mapping.tool_call_id)
-        return ToolCall(str(name), arguments, None if call_id is None else str(call_id), _json(_attr(span, self.mapping.tool_result)))
+        return ToolCall(
+            str(name),
+            arguments,
+            None if call_id is None else str(call_id),
+            _json(_attr(span, self.mapping.tool_result)),
+        )
 
     def usage(self, span: Span) -> Usage | None:
         prompt = _attr(span, self.mapping.input_tokens)
@@ -293,7 +300,9 @@ def _messages(span: Span, keys: Sequence[str]) -> list[dict[str, Any]]:
         prefix = key + "."
         for name, item in span.attributes.items():
             if name.startswith(prefix) and (match := _FLAT.match(name[len(prefix) :])):
-                flat.setdefault(int(match.group(1)), {})[match.group(2)] = _json(item) if match.group(2) == "parts" else item
+                flat.setdefault(int(match.group(1)), {})[match.group(2)] = (
+                    _json(item) if match.group(2) == "parts" else item
+                )
         if flat:
             return [flat[index] for index in sorted(flat)]
     return []
@@ -340,7 +349,8 @@ def _part_calls(message: dict[str, Any], results: dict[str, Any]) -> list[ToolCa
     items = [p for p in message.get("parts") or [] if isinstance(p, dict) and p.get("type") == "tool_call"]
     items += [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
     for item in items:
-        function = item.get("function") if isinstance(item.get("function"), dict) else item
+        nested = item.get("function")
+        function: dict[str, Any] = nested if isinstance(nested, dict) else item
         name = function.get("name")
         if not isinstance(name, str):
             continue

@@ -75,13 +75,16 @@ def build_exporter(endpoint: str | None = None, protocol: str | None = None) -> 
     if protocol == "grpc":
         try:
             # optional: grpcio is large, so only the HTTP exporter is in the `otel` extra
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found]
+                OTLPSpanExporter as GrpcExporter,
+            )
         except ImportError:
             raise ConfigError(
                 "OTLP over gRPC needs `pip install opentelemetry-exporter-otlp-proto-grpc`; "
                 "or use OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"
             ) from None
-        return GrpcExporter(endpoint=endpoint) if endpoint else GrpcExporter()
+        grpc: SpanExporter = GrpcExporter(endpoint=endpoint) if endpoint else GrpcExporter()
+        return grpc
     if protocol != "http/protobuf":
         raise ConfigError(f"OTLP protocol {protocol!r} is not supported: use http/protobuf or grpc")
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -145,7 +148,9 @@ class TraceExport:
 
     def _open(self, case_key: str, trial: int) -> _Open:
         file, _, name = case_key.rpartition("::")
-        attributes = {"proctor.case": name, "proctor.case_key": case_key, "proctor.file": file, "proctor.trial": trial}
+        attributes: dict[str, str | int] = {
+            "proctor.case": name, "proctor.case_key": case_key, "proctor.file": file, "proctor.trial": trial
+        }  # fmt: skip
         started = time.time_ns()
         # a fresh root (an empty context), whatever span the caller has open: one trace per trial
         span = self._tracer.start_span(
@@ -323,4 +328,3 @@ def _trial_attributes(result: TrialResult) -> dict[str, Any]:
 def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """Attributes without `None` values (OTel rejects them)."""
     return {key: value for key, value in attributes.items() if value is not None}
-

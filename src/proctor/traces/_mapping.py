@@ -1,5 +1,6 @@
-"""Which span attributes hold what: the GenAI semantic conventions by default, presets for frameworks
-that name things their own way, or a file (`--from-traces`).
+"""Which span attributes hold what (`--from-traces`).
+
+The GenAI semantic conventions by default, presets for frameworks that name things their own way, or a file.
 
 Every field lists attribute names tried in order (the first one present wins). A mapping file is YAML
 or JSON; `base:` names the preset it changes (default `genai`), and each field given replaces the

@@ -49,7 +49,9 @@ def open_export(
         ConfigError: The `otel` extra is not installed, or the endpoint or protocol is wrong.
     """
     if url_template is not None and "{trace_id}" not in url_template:
-        raise ConfigError(f"--trace-url {url_template!r} must name {{trace_id}}, e.g. http://localhost:16686/trace/{{trace_id}}")
+        raise ConfigError(
+            f"--trace-url {url_template!r} must name {{trace_id}}, e.g. http://localhost:16686/trace/{{trace_id}}"
+        )
     if not export_wanted(enabled, endpoint):
         return None
     try:

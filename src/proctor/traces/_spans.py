@@ -176,7 +176,8 @@ def _first(data: Mapping[str, Any], *keys: str) -> Any:
 
 
 def _flat_span(data: Mapping[str, Any], resource: dict[str, Any], where: str) -> Span:
-    context = data.get("context") if isinstance(data.get("context"), dict) else {}
+    raw_context = data.get("context")
+    context: Mapping[str, Any] = raw_context if isinstance(raw_context, dict) else {}
     trace_id = _id(_first(data, "traceId", "trace_id") or _first(context, "trace_id", "traceId"), 32, "traceId", where)
     span_id = _id(_first(data, "spanId", "span_id") or _first(context, "span_id", "spanId"), 16, "spanId", where)
     parent = _first(data, "parentSpanId", "parent_span_id", "parent_id", "parentId")
@@ -190,7 +191,9 @@ def _flat_span(data: Mapping[str, Any], resource: dict[str, Any], where: str) ->
     events = [
         SpanEvent(
             str(event.get("name", "")),
-            _time(_first(event, "timeUnixNano", "time_unix_nano", "timestamp", "time"), "event time", where, default=start),
+            _time(
+                _first(event, "timeUnixNano", "time_unix_nano", "timestamp", "time"), "event time", where, default=start
+            ),
             _attributes(event.get("attributes"), where),
         )
         for event in data.get("events") or []
@@ -319,7 +322,7 @@ def _length_prefixed(raw: bytes) -> list[tuple[int, bytes]] | None:
 def _decode_request(body: bytes, where: str) -> Iterator[Span]:
     try:
         # optional extra: the protobuf classes come with the `otel` extra
-        from google.protobuf.message import DecodeError
+        from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     except ImportError as exc:
         raise TraceError(f"{where}: reading OTLP protobuf needs pip install 'proctor-eval[otel]' ({exc})") from None
