@@ -167,12 +167,16 @@ class _Reader:
         starts, ends = [], []
         for container, below in units:
             user, reply, used = self.turn(container, below)
+            if not user and not reply.content and not reply.tool_calls:
+                continue  # e.g. a model call exported without its messages: nothing was said
             messages.append(Message("user", user))
             messages.append(reply)
             usage = usage + used
             spans = [container] if container is not None else below
             starts.append(min(s.start_ns for s in spans))
             ends.append(max(s.end_ns for s in spans))
+        if not messages:
+            return None
         case = next((str(v) for s in group if (v := _attr(s, self.mapping.case)) is not None), None)
         first = units[0][0] or units[0][1][0]
         return TraceConversation(
