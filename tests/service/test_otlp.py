@@ -84,3 +84,18 @@ def test_nothing_is_acknowledged_that_was_not_written(judge_server: Any, traced_
         line = traced_agent.spans.read_text().splitlines()[-1]
         response = client.post("/v1/traces", content=line, headers={"Content-Type": "application/json"})
     assert response.status_code == 503 and response.headers["retry-after"] == "5"
+
+
+def test_proctor_serve_otlp_as_a_process(judge_server: Any, traced_agent: Any, tmp_path: Path) -> None:
+    from service.processes import serving
+
+    script = judge_server.script(default=verdict(0.9))
+    output = tmp_path / "scored.jsonl"
+    judge = ["--judge", "openai/judge-test", "--judge-base-url", script.base_url, "--judges", "relevance"]
+    with serving(*judge, "--otlp", "--otlp-output", str(output)) as (_, port):
+        exporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces")
+        traced_agent.agent.provider.add_span_processor(SimpleSpanProcessor(exporter))
+        _ask(traced_agent.url, "What is the weather in Oslo?")
+        exporter.shutdown()
+    (row,) = [json.loads(line) for line in output.read_text().splitlines()]
+    assert row["result"]["verdict"] == "pass" and row["turn"] == 0

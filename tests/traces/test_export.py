@@ -164,3 +164,19 @@ def test_grpc_needs_its_exporter_or_says_so(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
     with pytest.raises(ConfigError, match="not supported"):
         open_export(enabled=True, endpoint=None)
+
+
+def test_proctor_run_otel_on_the_command_line(traced_agent: Any, otlp_receiver: Any, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from proctor.cli import app
+
+    suite = traced_agent.suite(tmp_path)
+    args = ["run", str(suite), "--otel-endpoint", otlp_receiver.base_url, "--trace-url", "http://j/{trace_id}", "--ci"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (written,) = (tmp_path / ".results").glob("*.json")
+    trials = [t for c in json.loads(written.read_text())["cases"] for t in c["trials"]]
+    roots = {s.trace_id for s in otlp_receiver.spans() if s.name.startswith("proctor.trial ")}
+    assert {t["trace_id"] for t in trials} == roots and len(roots) == 2
+    assert all(t["trace_url"] == f"http://j/{t['trace_id']}" for t in trials)
