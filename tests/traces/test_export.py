@@ -11,6 +11,9 @@ import pytest
 
 from proctor.checks import registry
 from proctor.errors import ConfigError
+from proctor.results import build_report
+from proctor.results._html import render_html
+from proctor.results._markdown import render_markdown
 from proctor.run import RunOptions, run_sync
 from proctor.suite import load_suites
 from proctor.traces import open_export, read_spans
@@ -143,6 +146,7 @@ def test_nothing_is_traced_or_sent_when_exporting_is_off(
     [
         ({"endpoint": "localhost:4318"}, "expected an http(s) URL"),
         ({"endpoint": None, "url_template": "http://jaeger/trace/"}, "must name {trace_id}"),
+        ({"endpoint": None, "url_template": "javascript:alert('{trace_id}')"}, "expected an http(s) URL"),
     ],
 )
 def test_bad_settings_are_config_errors(options: dict[str, Any], message: str) -> None:
@@ -180,3 +184,10 @@ def test_proctor_run_otel_on_the_command_line(traced_agent: Any, otlp_receiver: 
     roots = {s.trace_id for s in otlp_receiver.spans() if s.name.startswith("proctor.trial ")}
     assert {t["trace_id"] for t in trials} == roots and len(roots) == 2
     assert all(t["trace_url"] == f"http://j/{t['trace_id']}" for t in trials)
+    data = json.loads(written.read_text())
+    trial = data["cases"][0]["trials"][0]
+    trial["status"], trial["passed"] = "failed", False  # the markdown report details failed trials
+    report = build_report([(data, None)])
+    link = f"[`{trial['trace_id']}`](http://j/{trial['trace_id']})"
+    assert f"**Trace:** {link}" in render_markdown(report)
+    assert f'<a href="http://j/{trial["trace_id"]}"><code>{trial["trace_id"]}</code></a>' in render_html(report)

@@ -48,6 +48,8 @@ def open_export(
     Raises:
         ConfigError: The `otel` extra is not installed, or the endpoint or protocol is wrong.
     """
+    if url_template is not None and not url_template.startswith(("http://", "https://")):
+        raise ConfigError(f"--trace-url {url_template!r}: expected an http(s) URL naming {{trace_id}}")
     if url_template is not None and "{trace_id}" not in url_template:
         raise ConfigError(
             f"--trace-url {url_template!r} must name {{trace_id}}, e.g. http://localhost:16686/trace/{{trace_id}}"
