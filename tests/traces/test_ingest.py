@@ -176,6 +176,8 @@ def test_score_cli_reports_unmatched_conversations_and_bad_input(
     assert "no case starts with 'What is the weather in Paris?'" in result.output
     forced = runner.invoke(app, ["score", str(traced_agent.spans), "--suite", str(other), "--case", "greets"])
     assert forced.exit_code == 1 and "4 trials (0 passed, 4 failed" in forced.output
+    unused = runner.invoke(app, ["score", str(traced_agent.spans), "--suite", str(suite), "-o", "x.csv"])
+    assert unused.exit_code == 2 and "--output: not for trace files" in unused.output
     missing = runner.invoke(app, ["score", str(traced_agent.spans)])
     assert missing.exit_code == 2 and "--suite" in missing.output
     bad = tmp_path / "bad.jsonl"

@@ -361,6 +361,10 @@ def score_command(
     if not data.is_file():
         fail(f"{data}: no such file")
     if suite or from_traces is not None or case_name is not None or _is_trace_file(data):
+        given = {"--output": output, "--resume": resume, "--dry-run": dry_run, "--scorers": scorers, "--map": map_}
+        given.update({"--threshold": threshold, "--format": input_format, "--summary": summary_path})
+        if unused := [name for name, value in given.items() if value]:
+            fail(f"{', '.join(unused)}: not for trace files (their results go to .results/ beside {data.name})")
         traced = {"judge": judge, "concurrency": concurrency, "judge_rpm": judge_rpm, "no_cache": no_cache}
         raise typer.Exit(_score_traces(data, suite, from_traces, case_name, cache_dir=cache_dir, **traced))
     names = [n for n in scorers.split(",") if n.strip()] if scorers else None
