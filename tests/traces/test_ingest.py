@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -184,3 +185,28 @@ def test_score_cli_reports_unmatched_conversations_and_bad_input(
     bad.write_text('{"resourceSpans": [}\n')
     broken = runner.invoke(app, ["score", str(bad), "--suite", str(suite)])
     assert broken.exit_code == 2 and "bad.jsonl:1: not valid JSON" in broken.output and "Traceback" not in broken.output
+
+
+def test_judged_checks_run_on_traced_conversations(
+    traced_agent: Any, model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from servers.model_server import Reply
+
+    judge = model_server.script(default=Reply('{"reason": "names the forecast", "pass": true, "score": 0.9}'))
+    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    suite = tmp_path / "judged.yaml"
+    suite.write_text(
+        "name: judged\ntarget: {type: openai, base_url: 'http://127.0.0.1:9/v1'}\ncases:\n  - name: rain\n"
+        "    turns: [{content: 'What is the weather in Oslo?',\n"
+        "             assert: [{type: llm-rubric, value: Gives the forecast}]}]\n"
+    )
+    with httpx.Client() as client:  # production traffic, no Proctor run: the agent's own trace
+        message = {"role": "user", "content": "What is the weather in Oslo?"}
+        client.post(f"{traced_agent.url}/v1/chat/completions", json={"messages": [message]})
+    options = RunOptions(write_results=False, judge="openai/judge", cache=False)
+    scored = score_traces_sync([traced_agent.spans], load_suites([suite], registry), load_mapping(None), options)
+    (check,) = scored.outcome.data["cases"][0]["trials"][0]["checks"]
+    assert (check["type"], check["status"], check["score"]) == ("llm-rubric", "passed", 0.9)
+    prompt = json.dumps(judge.bodies[-1])
+    assert "4 \\u00b0C and raining" in prompt or "4 °C and raining" in prompt  # the traced reply was judged
