@@ -54,6 +54,8 @@ class ModelCall:
 class NotedReply:
     """One agent reply with the wall-clock time it arrived."""
 
+    sent: str
+    """The user message it answers."""
     reply: AgentReply
     """The reply as the target returned it."""
     ended_ns: int
@@ -98,11 +100,11 @@ def trace_headers() -> Mapping[str, str]:
     return _NO_HEADERS if trace is None else trace.headers
 
 
-def note_reply(reply: AgentReply) -> None:
-    """Note an agent reply for the trial's turn spans (no-op when nothing is traced)."""
+def note_reply(sent: str, reply: AgentReply) -> None:
+    """Note the user message sent and the agent's reply, for the trial's turn spans (no-op when not traced)."""
     trace = _CURRENT.get()
     if trace is not None:
-        trace.replies.append(NotedReply(reply, time.time_ns()))
+        trace.replies.append(NotedReply(sent, reply, time.time_ns()))
 
 
 def note_model_call(role: str, model: str, latency_ms: float, usage: Usage | None, *, cached: bool = False) -> None:

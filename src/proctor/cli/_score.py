@@ -361,7 +361,8 @@ def score_command(
     if not data.is_file():
         fail(f"{data}: no such file")
     if suite or from_traces is not None or case_name is not None or _is_trace_file(data):
-        given = {"--output": output, "--resume": resume, "--dry-run": dry_run, "--scorers": scorers, "--map": map_}
+        given: dict[str, object] = {"--output": output, "--resume": resume, "--dry-run": dry_run}
+        given.update({"--scorers": scorers, "--map": map_})
         given.update({"--threshold": threshold, "--format": input_format, "--summary": summary_path})
         if unused := [name for name, value in given.items() if value]:
             fail(f"{', '.join(unused)}: not for trace files (their results go to .results/ beside {data.name})")

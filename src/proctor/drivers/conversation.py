@@ -80,7 +80,7 @@ async def exchange(session: Session, conversation: Conversation, text: str, repl
     except TimeoutError:
         raise TargetTimeout(f"no reply within {reply_timeout:g} s") from None
     conversation.messages.append(Message("assistant", reply.text, reply.tool_calls, reply.latency_ms))
-    note_reply(reply)  # for the trial's turn span, when the run exports traces
+    note_reply(text, reply)  # for the trial's turn span, when the run exports traces
     conversation.retries += reply.retries
     if reply.usage is not None:
         conversation.usage = conversation.usage + reply.usage

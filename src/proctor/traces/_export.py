@@ -181,17 +181,18 @@ class TraceExport:
 
     def _turns(self, parent: Context, started: int, turns: Sequence[Message], replies: Sequence[NotedReply]) -> int:
         """The turn spans (from the noted replies, else from the transcript); returns when the last ended."""
-        users = _user_before_each_reply(turns)
-        if not replies:  # nothing noted (a target outside the HTTP plumbing): lay the transcript out in order
+        if not replies:  # nothing noted (a driver that bypasses `exchange`): the transcript, laid out in order
+            users = _user_before_each_reply(turns)
             at = started
             for number, message in enumerate(m for m in turns if m.role == "assistant"):
                 latency = int((message.latency_ms or 0.0) * 1_000_000)
                 at = self._turn(parent, number, users, message.content, message.tool_calls, None, at, at + latency)
             return at
+        sent = [noted.sent for noted in replies]
         for number, noted in enumerate(replies):
             reply = noted.reply
             begin = noted.ended_ns - int(reply.latency_ms * 1_000_000)
-            self._turn(parent, number, users, reply.text, reply.tool_calls, reply.usage, begin, noted.ended_ns)
+            self._turn(parent, number, sent, reply.text, reply.tool_calls, reply.usage, begin, noted.ended_ns)
         return replies[-1].ended_ns
 
     def _turn(
