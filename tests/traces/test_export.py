@@ -191,3 +191,46 @@ def test_proctor_run_otel_on_the_command_line(traced_agent: Any, otlp_receiver: 
     link = f"[`{trial['trace_id']}`](http://j/{trial['trace_id']})"
     assert f"**Trace:** {link}" in render_markdown(report)
     assert f'<a href="http://j/{trial["trace_id"]}"><code>{trial["trace_id"]}</code></a>' in render_html(report)
+
+
+def test_the_sdk_is_not_imported_unless_traces_are_used() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, proctor.run.batch, proctor.recorded, proctor.service, proctor.cli._run, proctor.cli._score; "
+        "from proctor.traces import open_export; assert open_export(enabled=False, endpoint=None) is None; "
+        "print(sorted(m for m in sys.modules if m.startswith(('opentelemetry', 'google.protobuf'))))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_simulated_users_calls_are_spans_of_the_trial(
+    traced_agent: Any, otlp_receiver: Any, model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from servers.model_server import Reply
+
+    sim = model_server.script(
+        Reply("Book 2 nights in Rome."), default=Reply("Thanks. So Long, and Thanks for All the Fish")
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    suite = tmp_path / "sim.yaml"
+    suite.write_text(
+        f"name: sim\ntarget: {{type: openai, base_url: '{traced_agent.url}/v1'}}\ntrials: 1\n"
+        "simulate:\n  story: You plan a trip to Rome.\n  starting_sentence: What is the weather in Rome?\n"
+        "  arms: [supplied]\n  max_turns: 4\n"
+    )
+    data = _run(suite, otel_endpoint=otlp_receiver.base_url, simulator="openai/sim")
+    trial = data["cases"][0]["trials"][0]
+    spans = [s for s in otlp_receiver.spans() if s.trace_id == trial["trace_id"]]
+    calls = [s for s in spans if s.name == "chat sim"]
+    assert calls and all(c.attributes["proctor.role"] == "simulator" for c in calls)
+    assert all(c.attributes["gen_ai.request.model"] == "sim" for c in calls)
+    turns = [s for s in spans if s.name.startswith("invoke_agent ")]
+    sent = [json.loads(t.attributes["gen_ai.input.messages"])[0]["parts"][0]["content"] for t in turns]
+    assert sent[:2] == ["What is the weather in Rome?", "Book 2 nights in Rome."]
+    assert len(traced_agent.agent.headers) == len(turns)  # every agent request carried the trial's context
+    assert all(h["traceparent"].split("-")[1] == trial["trace_id"] for h in traced_agent.agent.headers)
