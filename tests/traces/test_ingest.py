@@ -17,7 +17,7 @@ from proctor.cli import app
 from proctor.recorded._traces import score_traces_sync
 from proctor.run import RunOptions, run_sync
 from proctor.suite import load_suites
-from proctor.traces import PRESETS, TraceError, conversations, load_mapping, read_spans
+from proctor.traces import PRESETS, TraceError, conversations, load_mapping, read_spans, spans_from_request
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()
@@ -210,3 +210,21 @@ def test_judged_checks_run_on_traced_conversations(
     assert (check["type"], check["status"], check["score"]) == ("llm-rubric", "passed", 0.9)
     prompt = json.dumps(judge.bodies[-1])
     assert "4 \\u00b0C and raining" in prompt or "4 °C and raining" in prompt  # the traced reply was judged
+
+
+def test_a_collector_file_with_both_proctors_and_the_agents_spans(
+    traced_agent: Any, live: tuple[Path, dict[str, Any]], otlp_receiver: Any
+) -> None:
+    suite, data = live
+    both = read_spans(traced_agent.spans) + [
+        span
+        for request in otlp_receiver.requests
+        for span in spans_from_request(request.SerializeToString(), "application/x-protobuf")
+    ]
+    found = conversations(both)
+    assert len(found) == 4 and all(len(c.messages) == 2 * (1 + (c.case == "weather-then-booking")) for c in found)
+    own = traced_agent.spans.with_name("proctor.binpb")
+    own.write_bytes(b"".join(len(b := r.SerializeToString()).to_bytes(4, "big") + b for r in otlp_receiver.requests))
+    options = RunOptions(write_results=False)
+    scored = score_traces_sync([traced_agent.spans, own], load_suites([suite], registry), load_mapping(None), options)
+    assert not scored.unmatched and _verdicts(scored.outcome.data) == _verdicts(data)

@@ -145,6 +145,9 @@ class _Reader:
     def units(self, group: list[Span]) -> list[tuple[Span | None, list[Span]]]:
         """The turns: each turn span with what is under it; else model calls grouped by their parent."""
         turns = self.outermost(group, self.is_turn)
+        own = [turn for turn in turns if "proctor.turn" in turn.attributes]
+        if own:  # Proctor's trace of a trial: its turn spans, not the agent's beside them, are the turns
+            turns = own
         if turns:
             return [(turn, self.descendants(turn)) for turn in turns]
         models = self.outermost(group, self.is_model)
