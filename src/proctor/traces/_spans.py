@@ -20,7 +20,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -359,12 +359,3 @@ def _proto_value(value: Any) -> Any:
         return {kv.key: _proto_value(kv.value) for kv in value.kvlist_value.values}
     return getattr(value, kind) if kind else None
 
-
-def by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
-    """Spans grouped by trace id, each group in start order."""
-    groups: dict[str, list[Span]] = {}
-    for span in spans:
-        groups.setdefault(span.trace_id, []).append(span)
-    for group in groups.values():
-        group.sort(key=lambda s: (s.start_ns, s.end_ns))
-    return groups
