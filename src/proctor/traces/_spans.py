@@ -358,4 +358,3 @@ def _proto_value(value: Any) -> Any:
     if kind == "kvlist_value":
         return {kv.key: _proto_value(kv.value) for kv in value.kvlist_value.values}
     return getattr(value, kind) if kind else None
-
