@@ -234,3 +234,17 @@ def test_a_simulated_users_calls_are_spans_of_the_trial(
     assert sent[:2] == ["What is the weather in Rome?", "Book 2 nights in Rome."]
     assert len(traced_agent.agent.headers) == len(turns)  # every agent request carried the trial's context
     assert all(h["traceparent"].split("-")[1] == trial["trace_id"] for h in traced_agent.agent.headers)
+
+
+def test_without_the_otel_extra_exporting_says_what_to_install() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['opentelemetry'] = None\n"
+        "from proctor.errors import ConfigError\nfrom proctor.traces import open_export\n"
+        "try:\n    open_export(enabled=True, endpoint=None)\nexcept ConfigError as exc:\n    print(exc)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "pip install 'proctor-eval[otel]'" in done.stdout
