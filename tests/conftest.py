@@ -6,6 +6,7 @@ import ipaddress
 import os
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -143,3 +144,28 @@ def bolt_graph_uri() -> Iterator[tuple[str, str]]:
         yield f"bolt://127.0.0.1:{port}", server.uri
     finally:
         anyio.run(server.aclose)
+
+
+@pytest.fixture
+def otlp_receiver() -> Iterator[Any]:
+    """A loopback OTLP/HTTP trace receiver (`servers.otlp`) decoding requests with the official protos."""
+    from servers._serve import serve_app
+    from servers.otlp import OtlpReceiver
+
+    receiver = OtlpReceiver()
+    with serve_app(receiver.app()) as base_url:
+        receiver.base_url = base_url
+        yield receiver
+
+
+@pytest.fixture
+def traced_agent(tmp_path: Path) -> Iterator[Any]:
+    """The OTel-instrumented example agent on loopback, writing its spans as OTLP JSON (`helpers.traced`)."""
+    from helpers.traced import ServedAgent, agent_module
+    from servers._serve import serve_app
+
+    spans = tmp_path / "agent-spans.jsonl"
+    agent = agent_module().TripAgent(spans)
+    with serve_app(agent.app()) as url:
+        yield ServedAgent(agent, url, spans)
+    agent.provider.shutdown()

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "proctor"
 # root's leaves (`errors`, `transcript`, `agent_data` and the private helpers) are open to everyone.
 LEAVES = {
     "proctor.errors", "proctor.transcript", "proctor.agent_data", "proctor._tls", "proctor._retry_after",
-    "proctor._redact", "proctor._lazy",
+    "proctor._redact", "proctor._lazy", "proctor._trace_context",
 }  # fmt: skip
 ALLOWED: dict[str, set[str]] = {
     "proctor.suite": set(),
@@ -28,16 +28,19 @@ ALLOWED: dict[str, set[str]] = {
     "proctor.results": {"proctor.suite", "proctor.scoring", "proctor.checks"},
     "proctor.run": {
         "proctor.suite", "proctor.targets", "proctor.models", "proctor.state", "proctor.drivers",
-        "proctor.checks", "proctor.scoring", "proctor.results",
+        "proctor.checks", "proctor.scoring", "proctor.results", "proctor.traces",
     },
     "proctor.recorded": {
         "proctor.checks", "proctor.scoring", "proctor.models", "proctor.results", "proctor.run", "proctor.suite",
+        "proctor.traces",
     },
     "proctor.service": {
         "proctor.checks", "proctor.scoring", "proctor.models", "proctor.results", "proctor.run", "proctor.suite",
+        "proctor.traces",
     },
     "proctor.demo": {"proctor.targets"},
     "proctor.view": {"proctor.results"},
+    "proctor.traces": set(),
 }  # fmt: skip
 
 

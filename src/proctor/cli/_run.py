@@ -248,6 +248,22 @@ def run_command(
     view: bool = typer.Option(
         False, "--view", help="At the end, serve `proctor view` on this run's page (Ctrl-C stops it)."
     ),
+    otel: bool = typer.Option(
+        False,
+        "--otel",
+        envvar="PROCTOR_OTEL",
+        help="Export one OpenTelemetry trace per trial over OTLP (on by itself when OTEL_EXPORTER_OTLP_ENDPOINT "
+        "is set); the agent is sent W3C traceparent so its spans join. Needs the otel extra.",
+    ),
+    otel_endpoint: str | None = typer.Option(
+        None, "--otel-endpoint", help="OTLP collector base URL, e.g. http://localhost:4318 (implies --otel)."
+    ),
+    trace_url: str | None = typer.Option(
+        None,
+        "--trace-url",
+        envvar="PROCTOR_TRACE_URL",
+        help="Trace link template stored with each trial, e.g. http://localhost:16686/trace/{trace_id}.",
+    ),
     trust: bool = typer.Option(
         False,
         "--trust",
@@ -317,6 +333,9 @@ def run_command(
             max_errors=limit,
             history=_history_path(history, project.store),
             state=_graph(graph),
+            otel=otel,
+            otel_endpoint=otel_endpoint,
+            trace_url=trace_url,
             **shared,
         )
     )

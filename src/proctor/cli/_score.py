@@ -115,6 +115,50 @@ def _score_events(path: Path, options: dict[str, Any]) -> int:
     return EXIT_ERRORS if getattr(summary, "invalid", None) or verdicts.get("fail") or verdicts.get("error") else 0
 
 
+def _is_trace_file(path: Path) -> bool:
+    """Whether the file holds traces: OTLP protobuf by name, or OTLP JSON (`resourceSpans` first)."""
+    if path.suffix.lower() in (".pb", ".binpb", ".protobuf"):
+        return True
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    return b'"resourceSpans"' in head or b'"resource_spans"' in head
+
+
+def _score_traces(
+    data: Path, suites: list[Path], mapping: str | None, case: str | None, *, cache_dir: Path | None, **judging: Any
+) -> int:
+    """Score a trace file's conversations with a suite's checks (`proctor.recorded._traces`)."""
+    from proctor.cli._common import load_suites_or_exit
+    from proctor.cli._console import exit_code, print_results
+    from proctor.recorded._traces import score_traces_sync
+    from proctor.run import RunOptions
+    from proctor.traces import load_mapping
+
+    if not suites:
+        fail(f"{data} holds traces: name the suite to check them with, --suite SUITE.yaml")
+    loaded: Any = load_suites_or_exit(suites)
+    options = guard(
+        lambda: RunOptions(
+            judge=judging["judge"],
+            judge_rpm=judging["judge_rpm"],
+            concurrency=judging["concurrency"],
+            cache=not judging["no_cache"],
+            cache_dir=cache_dir,
+        )
+    )
+    scored: Any = guard(lambda: score_traces_sync([data], loaded, load_mapping(mapping), options, case=case))
+    from proctor.cli._console import _console
+
+    console = _console()
+    for line in scored.unmatched:
+        console.print(f"[yellow]not scored[/yellow] {line}", highlight=False)
+    if not scored.outcome.result.cases:
+        fail(f"{data}: none of its {scored.conversations} conversation(s) matched a case of the suite")
+    print_results(scored.outcome.data, scored.outcome.path, None, verbose=False)
+    code = exit_code(scored.outcome.data)
+    return code if code or not scored.unmatched else EXIT_ERRORS
+
+
 class _Progress:
     """A Rich bar (by bytes read) on a terminal; on a pipe, a line every 10 s."""
 
@@ -348,6 +392,22 @@ def score_command(
     quiet: bool = typer.Option(
         False, "--quiet", "-q", envvar="PROCTOR_QUIET", rich_help_panel=PANEL_OUTPUT, help="No progress output."
     ),
+    suite: list[Path] = typer.Option(
+        [],
+        "--suite",
+        envvar="PROCTOR_SCORE_SUITE",
+        help="For trace files: the suite whose checks the traced conversations are scored with (repeat).",
+    ),
+    from_traces: str | None = typer.Option(
+        None,
+        "--from-traces",
+        envvar="PROCTOR_FROM_TRACES",
+        help="For trace files: which span attributes hold what: genai (default), openinference, logfire, "
+        "or a YAML/JSON mapping file.",
+    ),
+    case_name: str | None = typer.Option(
+        None, "--case", envvar="PROCTOR_CASE", help="For trace files: score every conversation as this case."
+    ),
     dataset: Path | None = typer.Option(
         None,
         "--dataset",
@@ -372,6 +432,14 @@ def score_command(
         raise typer.Exit(score_watsonx(data, dataset, judge_model, output, quiet, as_json=as_json))
     if not data.is_file():
         fail(f"{data}: no such file")
+    if suite or from_traces is not None or case_name is not None or _is_trace_file(data):
+        given: dict[str, object] = {"--output": output, "--resume": resume, "--dry-run": dry_run}
+        given.update({"--scorers": scorers, "--map": map_})
+        given.update({"--threshold": threshold, "--format": input_format, "--summary": summary_path})
+        if unused := [name for name, value in given.items() if value]:
+            fail(f"{', '.join(unused)}: not for trace files (their results go to .results/ beside {data.name})")
+        traced = {"judge": judge, "concurrency": concurrency, "judge_rpm": judge_rpm, "no_cache": no_cache}
+        raise typer.Exit(_score_traces(data, suite, from_traces, case_name, cache_dir=cache_dir, **traced))
     names = [n for n in scorers.split(",") if n.strip()] if scorers else None
     if _is_events_file(data):
         events: dict[str, Any] = {"judge": judge, "workers": concurrency, "continue_on_error": continue_on_error}

@@ -270,6 +270,25 @@ def serve_command(
     judge_weight: float = JUDGE_WEIGHT,
     cache_dir: Path | None = CACHE_DIR,
     log_level: str = LOG_LEVEL,
+    otlp: bool = typer.Option(
+        False,
+        "--otlp",
+        envvar="PROCTOR_OTLP",
+        help="Also receive OpenTelemetry traces at POST /v1/traces (OTLP/HTTP) and score each traced turn; "
+        "needs the otel extra.",
+    ),
+    otlp_output: Path = typer.Option(
+        Path("otlp-results.jsonl"),
+        "--otlp-output",
+        envvar="PROCTOR_OTLP_OUTPUT",
+        help="JSON Lines file the scored turns are appended to (written before each request is answered).",
+    ),
+    from_traces: str | None = typer.Option(
+        None,
+        "--from-traces",
+        envvar="PROCTOR_FROM_TRACES",
+        help="Which span attributes hold what: genai (default), openinference, logfire, or a mapping file.",
+    ),
 ) -> None:
     """Serve the online evaluation API: prechecks, early exit, judges, confidence and verdict per event."""
     if print_openapi:
@@ -300,8 +319,9 @@ def serve_command(
         fail(f"the service needs the 'serve' extra ({exc.name} is missing): pip install 'proctor-eval[serve]'")
     options = HttpOptions(api_token=api_token or None, max_body_bytes=max_body_bytes, max_batch=max_batch)
     pipeline = guard(lambda: build_pipeline(settings))
+    receiver = _otlp_receiver(pipeline, otlp_output, from_traces, max_body_bytes) if otlp else None
     config = uvicorn.Config(
-        create_app(pipeline, options),
+        create_app(pipeline, options, otlp=receiver),
         host=host,
         port=port,
         access_log=access_log,
@@ -317,6 +337,17 @@ def serve_command(
         uvicorn.Server(config).run(sockets=[sock])
     else:
         _fork_workers(config, sock, workers)
+
+
+def _otlp_receiver(pipeline: Any, output: Path, mapping: str | None, max_body_bytes: int) -> Any:
+    """The `/v1/traces` receiver (`--otlp`); exits 2 without the otel extra or with a bad mapping."""
+    try:
+        from proctor.service._otlp import OtlpOptions, OtlpReceiver
+        from proctor.traces import load_mapping
+    except ImportError as exc:
+        fail(f"--otlp needs the 'otel' extra ({exc.name} is missing): pip install 'proctor-eval[otel]'")
+    options = OtlpOptions(output=output, mapping=guard(lambda: load_mapping(mapping)))
+    return OtlpReceiver(pipeline, options, max_body_bytes=max_body_bytes)
 
 
 def _listen(host: str, port: int) -> socket.socket:

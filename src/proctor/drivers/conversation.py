@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
+from proctor._trace_context import note_reply
 from proctor.errors import TargetTimeout
 from proctor.transcript import Message, Usage
 
@@ -79,6 +80,7 @@ async def exchange(session: Session, conversation: Conversation, text: str, repl
     except TimeoutError:
         raise TargetTimeout(f"no reply within {reply_timeout:g} s") from None
     conversation.messages.append(Message("assistant", reply.text, reply.tool_calls, reply.latency_ms))
+    note_reply(text, reply)  # for the trial's turn span, when the run exports traces
     conversation.retries += reply.retries
     if reply.usage is not None:
         conversation.usage = conversation.usage + reply.usage

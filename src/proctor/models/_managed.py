@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from proctor._trace_context import note_model_call
 from proctor.errors import ConfigError, ModelTimeout
 from proctor.models._base import GenerateConfig, ModelResponse, Provider
 from proctor.models._cache import ModelCache, cache_key
@@ -149,6 +150,7 @@ class ManagedModel:
                 hit.model = self.name
                 if settings.ledger is not None:
                     settings.ledger.record(role, self.name, hit.usage, 0.0, cached=True)
+                note_model_call(role, self.name, 0.0, hit.usage, cached=True)
                 return hit
         if settings.budget is not None:
             settings.budget.check(f"another call to {self.name}")
@@ -173,6 +175,7 @@ class ManagedModel:
             cache.put(key, response, request={"model": self.name, "role": role})
         if settings.ledger is not None:
             settings.ledger.record(role, self.name, response.usage, response.cost_usd)
+        note_model_call(role, self.name, response.latency_ms, response.usage)  # a span, when traced
         if settings.budget is not None:
             settings.budget.charge(response.cost_usd)
         return response

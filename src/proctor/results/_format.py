@@ -92,6 +92,8 @@ class TrialRecord(_Record):
     tokens: TokensRecord
     costs: dict[str, RoleCostsRecord]
     trace_ids: NotRequired[list[str]]
+    trace_id: NotRequired[str | None]
+    trace_url: NotRequired[str | None]
     turns: list[MessageRecord]
     checks: list[CheckRecord]
     reason: NotRequired[str | None]

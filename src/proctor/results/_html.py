@@ -42,6 +42,8 @@ _TRIAL_KEYS = {
     "tokens",
     "costs",
     "trace_ids",
+    "trace_id",
+    "trace_url",
     "turns",
     "checks",
     "arm",

@@ -132,6 +132,12 @@ def _failed_trial(case: dict[str, Any], trial: dict[str, Any]) -> list[str]:
     if trial["status"] == "error" and trial.get("score") is not None:
         score = f"error, score: {trial['score']:.2f}"
     lines = ["", f"### {case['name']} -- Trial {trial['trial']} ({score})", ""]
+    if trial.get("trace_id"):  # the trial's own trace (`proctor run --otel`), linked with `--trace-url`
+        shown = f"`{trial['trace_id']}`"
+        lines += [
+            f"**Trace:** [{shown}]({trial['trace_url']})" if trial.get("trace_url") else f"**Trace:** {shown}",
+            "",
+        ]
     if trial.get("trace_ids"):
         lines += ["**Trace IDs:** " + ", ".join(f"`{t}`" for t in trial["trace_ids"]), ""]
     if trial.get("error"):

@@ -76,6 +76,10 @@ class TrialResult:
     """Why a trial is `skipped` or `inconclusive` (in the JSON only when set)."""
     simulation: dict[str, Any] | None = None
     """A simulated-user trial's arms (transcripts, checks, composite components) and their difference."""
+    trace_id: str | None = None
+    """The trial's own OpenTelemetry trace id, when the run exported traces (in the JSON only when set)."""
+    trace_url: str | None = None
+    """A link to that trace (from `--trace-url`; in the JSON only when set)."""
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _costs: dict[str, RoleCosts] | None = field(default=None, repr=False, compare=False)
 
@@ -154,6 +158,8 @@ class TrialResult:
             "checks": [c.to_dict() for c in self.checks],
             **({"reason": self.reason} if self.reason is not None else {}),
             **({"simulation": self.simulation} if self.simulation is not None else {}),
+            **({"trace_id": self.trace_id} if self.trace_id is not None else {}),
+            **({"trace_url": self.trace_url} if self.trace_url is not None else {}),
         }
 
     @classmethod
@@ -188,6 +194,8 @@ class TrialResult:
             agent_cost_usd=((data.get("costs") or {}).get("agent") or {}).get("cost_usd"),
             reason=data.get("reason"),
             simulation=data.get("simulation"),
+            trace_id=data.get("trace_id"),
+            trace_url=data.get("trace_url"),
         )
 
 

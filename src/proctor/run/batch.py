@@ -27,6 +27,7 @@ from proctor.scoring import ErrorBudget
 from proctor.state import StateManager, start_states
 from proctor.suite import Case, Suite
 from proctor.targets import SessionContext, Target, build_target
+from proctor.traces import open_export
 
 __all__ = ["run", "run_sync"]
 
@@ -111,6 +112,12 @@ async def run(
         await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
         resources.start_models(plan, options)
         target = ", ".join(sorted({t.name for t in resources.distinct}))
+        exports = open_export(
+            enabled=options.otel, endpoint=options.otel_endpoint, url_template=options.trace_url,
+            target=target, run_id=plan.run_id,
+        )  # fmt: skip
+        if exports is not None:
+            stack.callback(exports.shutdown)  # flushes the spans still queued
         recorder = Recorder(
             plan, target, seed=options.seed, k=options.k, write=options.write_results, history=options.history
         )
@@ -118,7 +125,8 @@ async def run(
             observer.started(len(plan.todo), sum(len(v) for v in plan.kept.values()))
 
         async def one(work: TrialWork) -> None:
-            trial = await _run_one(work, plan, options, resources)
+            running = _run_one(work, plan, options, resources)
+            trial = await (running if exports is None else exports.run(work.key, work.number, running))
             if resources.models is not None:
                 resources.models.account_agent(trial, plan.model)
             recorder.record(work.case, trial)

@@ -70,6 +70,12 @@ class RunOptions:
     history: Path | None = None
     """The history store the finished run is indexed in (default `.proctor/history.db` beside the results
     directory, i.e. beside the suites); only when `write_results` is on."""
+    otel: bool = False
+    """Export one OpenTelemetry trace per trial over OTLP (also on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set)."""
+    otel_endpoint: str | None = None
+    """The OTLP collector's base URL (e.g. `http://localhost:4318`); default from `OTEL_EXPORTER_OTLP_*`."""
+    trace_url: str | None = None
+    """A link template naming `{trace_id}` (a Jaeger or Langfuse URL), stored with each trial's trace id."""
 
     def __post_init__(self) -> None:
         for name, low in (

@@ -6,6 +6,7 @@ POST /api/v1/evaluate                       one event -> EvaluationResult
 POST /api/v1/evaluate/judge/{name}?threshold=0.7   one judge alone
 POST /api/v1/evaluate/batch                 a JSON list of events -> a list of results, in order
 GET  /openapi.json                          the committed OpenAPI schema
+POST /v1/traces                             with `--otlp`: OTLP/HTTP traces, scored per turn (service/_otlp.py)
 ```
 
 Invalid bodies get 422 with every field error (`{"detail": [{"loc", "msg", "type"}]}`, FastAPI's
@@ -21,7 +22,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 from starlette.applications import Starlette
@@ -36,7 +37,10 @@ from proctor.service._batch import evaluate_all
 from proctor.service._models import EvaluationRequest, EvaluationResult
 from proctor.service._pipeline import Pipeline
 
-__all__ = ["HttpOptions", "create_app"]
+if TYPE_CHECKING:
+    from proctor.service._otlp import OtlpReceiver
+
+__all__ = ["HttpOptions", "create_app", "read_body"]
 
 logger = logging.getLogger("proctor.service")
 
@@ -99,7 +103,8 @@ def _unprocessable(errors: list[dict[str, Any]]) -> Response:
     return JSONResponse({"detail": errors}, 422)
 
 
-async def _body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body; 413 past `limit` bytes."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"request body of {declared} bytes is over the limit of {limit} bytes")
@@ -119,12 +124,15 @@ def _result(result: EvaluationResult) -> Response:
 
 # The routes are closures over the pipeline and options, so their branches count here: split, they would
 # need a class around the same state for nothing.
-def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starlette:  # noqa: C901
+def create_app(  # noqa: C901
+    pipeline: Pipeline, options: HttpOptions | None = None, *, otlp: OtlpReceiver | None = None
+) -> Starlette:
     """Build the ASGI app serving `pipeline`.
 
     Args:
         pipeline: Scores the events; closed when the app shuts down.
         options: Token, body and batch limits.
+        otlp: Also receive OTLP traces at `POST /v1/traces` (`proctor serve --otlp`).
 
     Returns:
         The Starlette app (wrapped in the bearer check when a token is set, as `app.state.asgi`).
@@ -145,7 +153,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
         return Response(committed_schema_text(), media_type=JSON)
 
     async def evaluate_route(request: Request) -> Response:
-        body = await _body(request, limit)
+        body = await read_body(request, limit)
         try:
             event = EvaluationRequest.model_validate_json(body)
         except ValidationError as exc:
@@ -169,7 +177,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
             if not 0 <= threshold <= 1:
                 message = f"threshold must be a number in 0..1, got {raw!r}"
                 errors.append({"loc": ["query", "threshold"], "msg": message, "type": "value_error"})
-        body = await _body(request, limit)
+        body = await read_body(request, limit)
         try:
             event = EvaluationRequest.model_validate_json(body)
         except ValidationError as exc:
@@ -179,7 +187,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
         return _result(await pipeline.evaluate_judge(event, judge, threshold))
 
     async def batch_route(request: Request) -> Response:
-        body = await _body(request, limit)
+        body = await read_body(request, limit)
         try:
             events = batch_adapter.validate_json(body)
         except ValidationError as exc:
@@ -220,6 +228,7 @@ def create_app(pipeline: Pipeline, options: HttpOptions | None = None) -> Starle
             Route("/api/v1/evaluate/batch", batch_route, methods=["POST"]),
             Route("/api/v1/evaluate/judge/{name}", judge_route, methods=["POST"]),
             Route("/openapi.json", openapi_route, methods=["GET"]),
+            *([Route("/v1/traces", otlp.route, methods=["POST"])] if otlp is not None else []),
         ],
         exception_handlers={HTTPException: http_error, ClientDisconnect: client_gone, Exception: server_error},
         lifespan=lifespan,

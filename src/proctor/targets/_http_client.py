@@ -25,6 +25,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from proctor._redact import redact, remember_secret
 from proctor._retry_after import parse_retry_after
 from proctor._tls import shared_ssl_context
+from proctor._trace_context import trace_headers
 from proctor.errors import (
     ConfigError,
     TargetError,
@@ -211,6 +212,9 @@ async def _attempt(
     headers: Mapping[str, str] | None,
     request_timeout: float,
 ) -> httpx.Response:
+    traced = trace_headers()  # W3C traceparent/tracestate of the trial, when the run exports traces
+    if traced:
+        headers = {**traced, **(headers or {})}
     try:
         response = await client.request(
             method,
