@@ -16,6 +16,7 @@ from proctor.cli import app
 from proctor.cli._init import EXAMPLE_SUITE
 from proctor.suite import ProjectConfig, discover_suite_files
 from proctor.suite._yaml import DuplicateKeyError, fast_load
+from proctor.traces import load_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```ya?ml\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -70,9 +71,15 @@ def test_every_example_suite_validates(validator: jsonschema.Draft202012Validato
 
 
 @pytest.mark.parametrize("line, block", readme_blocks(), ids=lambda v: f"README.md:{v}" if isinstance(v, int) else "")
-def test_every_readme_yaml_block_validates(validator: jsonschema.Draft202012Validator, line: int, block: str) -> None:
+def test_every_readme_yaml_block_validates(
+    validator: jsonschema.Draft202012Validator, line: int, block: str, tmp_path: Path
+) -> None:
     if block.startswith("# proctor.yaml"):  # a project config, not a suite
         ProjectConfig.model_validate(fast_load(block))
+        return
+    if block.startswith("# traces.yaml"):  # a `--from-traces` mapping, not a suite
+        (tmp_path / "traces.yaml").write_text(block, encoding="utf-8")
+        assert load_mapping(tmp_path / "traces.yaml").turn_names, f"README.md:{line}"
         return
     for document in documents(block):
         assert problems(validator, document) == [], f"README.md:{line}"

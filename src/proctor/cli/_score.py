@@ -154,8 +154,8 @@ def _score_traces(
         console.print(f"[yellow]not scored[/yellow] {line}", highlight=False)
     if not scored.outcome.result.cases:
         fail(f"{data}: none of its {scored.conversations} conversation(s) matched a case of the suite")
-    print_results(scored.outcome.data, scored.outcome.path, None, verbose=False)
-    code = exit_code(scored.outcome.data)
+    print_results(scored.outcome.result, scored.outcome.path, None, verbose=False)
+    code = exit_code(scored.outcome.result)
     return code if code or not scored.unmatched else EXIT_ERRORS
 
 
