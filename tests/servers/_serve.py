@@ -18,8 +18,11 @@ FAST_RETRY = RetryPolicy(max_retries=3, initial_wait=0.01, max_wait=0.05)
 
 
 @contextmanager
-def serve_app(app: Any) -> Iterator[str]:
-    """Run `app` until the block ends; yields its base URL, e.g. `http://127.0.0.1:54321`."""
+def serve_app(app: Any, *, lifespan: str = "off") -> Iterator[str]:
+    """Run `app` until the block ends; yields its base URL, e.g. `http://127.0.0.1:54321`.
+
+    `lifespan="on"` runs the app's startup (an MCP SDK app starts its session manager there).
+    """
     sock = socket.socket(
         socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
     )  # TCP proto: asyncio then sets TCP_NODELAY
@@ -29,7 +32,7 @@ def serve_app(app: Any) -> Iterator[str]:
     config = uvicorn.Config(
         app,
         log_level="warning",
-        lifespan="off",
+        lifespan=lifespan,
         ws="none",
         access_log=False,
         timeout_graceful_shutdown=1,

@@ -15,11 +15,13 @@ import anyio
 
 from proctor.checks._judging import Judge
 from proctor.drivers.simulator import Simulator
+from proctor.models import Model, ModelSettings, get_model
 from proctor.results import TrialResult
 from proctor.run.arms import run_simulated_trial
 from proctor.run.execute import execute
 from proctor.run.options import RunObserver, RunOptions
 from proctor.run.plan import Plan, TrialWork, plan_run, target_identity, trial_seed
+from proctor.run.prepare import serve_tools
 from proctor.run.record import Recorder, RunOutcome
 from proctor.run.services import ModelServices
 from proctor.run.trial import run_trial
@@ -39,6 +41,7 @@ class _Resources:
     """
 
     def __init__(self, plan: Plan, options: RunOptions) -> None:
+        self.options = options
         self.targets: dict[str, Target] = {}
         built: dict[str, Target] = {}
         for key, spec in plan.targets.items():
@@ -71,6 +74,20 @@ class _Resources:
             key = f"{case.file}::{case.name}"
             self.judges[key] = models.judge_for(case) if models else None
             self.simulators[key] = models.simulator_for(case) if models and case.simulate is not None else None
+
+    def tool_model(self, name: str | None) -> Model | None:
+        """The model that plays simulated tools: the tool's own, else `--simulator`, else `--judge`."""
+        name = name or self.options.simulator or self.options.judge
+        if name is None:
+            return None
+        models = self.models
+        settings = ModelSettings(
+            ledger=models.ledger if models else None,
+            budget=models.budget if models else None,
+            prices=models.prices if models else None,
+            cache=models.cache if models else None,
+        )
+        return get_model(name, settings=settings)
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -110,6 +127,7 @@ async def run(
         stack.push_async_callback(resources.aclose)
         await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
         resources.start_models(plan, options)
+        await stack.enter_async_context(serve_tools(plan.cases, resources.tool_model))
         target = ", ".join(sorted({t.name for t in resources.distinct}))
         recorder = Recorder(
             plan, target, seed=options.seed, k=options.k, write=options.write_results, history=options.history

@@ -32,6 +32,9 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
             if reference is not None:
                 message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
                 problems.append((("target", field), message))
+    for loc, command in _tool_commands(spec):
+        message = f"the suite names a program to start as a tool server ({' '.join(command)}); {HOW_TO_TRUST}"
+        problems.append((loc, message))
     for loc, model in _models(spec):
         plugin = _model_plugin(model)
         if plugin is not None:
@@ -49,6 +52,16 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
 
 MODEL_PLUGINS = "proctor.models"
 """The entry-point group of model provider plugins (`proctor.models._registry.ENTRY_POINT_GROUP`)."""
+
+
+def _tool_commands(spec: SuiteFileSpec) -> Iterator[tuple[Loc, list[str]]]:
+    """The stdio tool servers (`tools.<name>.proxy.command`) of the file and its cases."""
+    blocks: list[tuple[Loc, dict[str, Any]]] = [((), spec.tools)]
+    blocks.extend((("cases", i), case.tools) for i, case in enumerate(spec.cases or []))
+    for loc, tools in blocks:
+        for name, tool in tools.items():
+            if tool.proxy is not None and tool.proxy.command is not None:
+                yield (*loc, "tools", name, "proxy", "command"), tool.proxy.command
 
 
 def _models(spec: SuiteFileSpec) -> Iterator[tuple[Loc, str]]:
