@@ -161,14 +161,13 @@ class ToolServer:
 
     async def __aexit__(self, *exc_info: object) -> None:
         assert self._group is not None
-        with anyio.CancelScope(shield=True):
-            for cassette in self._cassettes.values():
-                with contextlib.suppress(ConfigError):
-                    cassette.save()
-            for upstream in self._upstreams.values():
-                upstream.close()
-            if self._uvicorn is not None:
-                self._uvicorn.should_exit = True
+        for cassette in self._cassettes.values():
+            with contextlib.suppress(ConfigError):  # saved after each trial; this is the last chance
+                cassette.save()
+        for upstream in self._upstreams.values():
+            upstream.close()
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
         await self._group.__aexit__(None, None, None)  # waits for uvicorn and the upstream sessions to end
 
     async def _start(self) -> None:

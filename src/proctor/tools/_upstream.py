@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,17 +86,26 @@ class Upstream:
         finally:
             self._session = None
 
-    def _transport(self) -> Any:
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
         spec = self.spec
         if spec.url is not None:
-            headers = {
-                key: _expand(value, f"tool server {spec.url} header {key}") for key, value in spec.headers.items()
-            }
-            return streamable_http_client(spec.url, http_client=create_mcp_http_client(headers=headers))
+            where = f"tool server {spec.url} header"
+            headers = {key: _expand(value, f"{where} {key}") for key, value in spec.headers.items()}
+            # a client we pass in is ours to close (the SDK closes only the one it makes)
+            async with (
+                create_mcp_http_client(headers=headers) as client,
+                streamable_http_client(spec.url, http_client=client) as streams,
+            ):
+                yield streams
+            return
         command = spec.command or []
         env = {key: _expand(value, f"tool server {command[0]} env {key}") for key, value in spec.env.items()}
         parameters = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=self.cwd)
-        return stdio_client(parameters, errlog=_devnull())
+        # its stderr would garble Proctor's console; opening /dev/null never blocks
+        with open(os.devnull, "w", encoding="utf-8") as errlog:  # noqa: ASYNC230
+            async with stdio_client(parameters, errlog=errlog) as streams:
+                yield streams
 
     async def call(self, name: str, arguments: dict[str, Any], *, seconds: float) -> ToolAnswer:
         """Forward one call and return the server's answer (an error answer when the server failed).
@@ -115,7 +126,3 @@ class Upstream:
         """Let `run` end (the session closes in its own task)."""
         self._stop.set()
 
-
-def _devnull() -> Any:
-    # A stdio server's stderr would interleave with Proctor's console output.
-    return open(os.devnull, "w", encoding="utf-8")
