@@ -76,10 +76,7 @@ def test_record_then_replay_with_the_server_stopped_gives_the_same_transcript(tm
     transcript = turns(recorded)
     assert transcript[1]["content"] == "Rain, 12 C in Oslo"
     assert transcript[3]["content"].startswith("Booked A1 on 2026-12-01 (booking #")
-    assert (
-        transcript[5]["content"].startswith("Sorry, book_room failed:")
-        and "book_room" in transcript[5]["content"]
-    )
+    assert transcript[5]["content"].startswith("Sorry, book_room failed:") and "book_room" in transcript[5]["content"]
     assert transcript[5]["tool_calls"][0]["error"] is True
     cassette = json.loads((tmp_path / "cassettes" / "desk.json").read_text())
     assert cassette["proctor_cassette"] == 1

@@ -125,4 +125,3 @@ class Upstream:
     def close(self) -> None:
         """Let `run` end (the session closes in its own task)."""
         self._stop.set()
-
