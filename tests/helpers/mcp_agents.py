@@ -50,3 +50,16 @@ async def tool_list(messages: list[dict[str, str]], tools_url: str | None = None
     return {
         "text": "; ".join(f"{t.name}: {t.description} {sorted(t.input_schema.get('properties', {}))}" for t in tools)
     }
+
+
+async def reporting_desk(messages: list[dict[str, str]], tools_url: str | None = None) -> dict[str, Any]:
+    """`desk`, reporting its first MCP call (with an id, no result) and a call to a tool of its own."""
+    text = await desk(messages, tools_url)
+    if "weather" not in messages[-1]["content"]:
+        return {"text": text}
+    city = messages[-1]["content"].rstrip("?").rsplit(" ", 1)[-1]
+    calls = [
+        {"id": "c1", "name": "get_weather", "arguments": {"city": city}},
+        {"id": "c2", "name": "lookup_notes", "arguments": {}},
+    ]
+    return {"text": text, "tool_calls": calls}
