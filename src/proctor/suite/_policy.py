@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.suite._model import AssertionSpec, CheckCatalog, SuiteFileSpec
-from proctor.suite._targets import PythonTargetSpec
+from proctor.suite._targets import McpTargetSpec, PythonTargetSpec
 from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_text
 
 __all__ = ["code_problems", "judge_prompts"]
@@ -32,6 +32,9 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
             if reference is not None:
                 message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
                 problems.append((("target", field), message))
+    if isinstance(target, McpTargetSpec) and target.command is not None and not trust.target_from_command_line:
+        message = f"the suite names a program to start as the agent ({' '.join(target.command)}); {HOW_TO_TRUST}"
+        problems.append((("target", "command"), message))
     for loc, command in _tool_commands(spec):
         message = f"the suite names a program to start as a tool server ({' '.join(command)}); {HOW_TO_TRUST}"
         problems.append((loc, message))
