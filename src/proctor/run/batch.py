@@ -85,7 +85,7 @@ class _Resources:
             ledger=models.ledger if models else None,
             budget=models.budget if models else None,
             prices=models.prices if models else None,
-            cache=models.cache if models else None,
+            cache=None,  # a simulated tool is not cached: record it into a cassette to fix its answers
         )
         return get_model(name, settings=settings)
 
