@@ -173,7 +173,7 @@ class ToolServer:
     async def _start(self) -> None:
         assert self._group is not None
         server: Server[Any] = Server("proctor-tools", on_list_tools=self._list_tools, on_call_tool=self._call_tool)
-        inner = server.streamable_http_app()
+        inner = server.streamable_http_app(json_response=True)
         # TCP proto given explicitly: asyncio then sets TCP_NODELAY (without it a call takes ~44 ms).
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", 0))

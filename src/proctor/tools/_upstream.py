@@ -80,9 +80,9 @@ class Upstream:
                 task_status.started()
                 started = True
                 await self._stop.wait()
-        except (Exception, anyio.BrokenResourceError) as exc:
+        except Exception as exc:
             if not started:
-                raise UpstreamError(f"tool server {self.name}: {type(exc).__name__}: {exc}") from exc
+                raise UpstreamError(f"tool server {self.name}: {_reason(exc)}") from exc
         finally:
             self._session = None
 
@@ -125,3 +125,10 @@ class Upstream:
     def close(self) -> None:
         """Let `run` end (the session closes in its own task)."""
         self._stop.set()
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost causes of a failure (the SDK's task groups wrap them in exception groups)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_reason(inner) for inner in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"
