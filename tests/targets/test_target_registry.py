@@ -76,7 +76,8 @@ async def test_build_from_mapping_validates() -> None:
 
 def test_unknown_type_lists_known_types() -> None:
     with pytest.raises(
-        ConfigError, match=r"unknown target type 'carrier-pigeon'; known types: a2a, embabel, http, lobu, mcp, openai, python"
+        ConfigError,
+        match=r"unknown target type 'carrier-pigeon'; known types: a2a, embabel, http, lobu, mcp, openai, python",
     ):
         build_target({"type": "carrier-pigeon"})
     with pytest.raises(ConfigError, match="has no 'type'"):
