@@ -39,8 +39,8 @@ def _the_agent() -> HRAgent:
 def _value(result: Any) -> Any:
     """A tool result as the agent's tools return it: the structured content, else the text (as JSON if it is)."""
     if result.is_error:
-        texts = " ".join(getattr(block, "text", "") for block in result.content)
-        raise RuntimeError(f"tool failed: {texts}")
+        why = " ".join(getattr(block, "text", "") for block in result.content)
+        raise RuntimeError(f"tool failed: {why}")
     structured = result.structured_content
     if isinstance(structured, dict):  # the SDK's servers wrap a value that is not an object as {"result": ...}
         return structured["result"] if set(structured) == {"result"} else structured
