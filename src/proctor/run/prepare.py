@@ -150,7 +150,7 @@ async def _tools(case: Case, prepared: Prepared) -> AsyncIterator[None]:
             server = TOOL_SERVER.get()
             if server is None:  # a trial run on its own (a library caller): a server of its own
                 server = await stack.enter_async_context(_tool_server_class()())
-            tools = await stack.enter_async_context(server.trial(case))
+            tools = await stack.enter_async_context(server.trial(case, prepared.graph))
         except ProctorError as exc:
             prepared.error, prepared.error_type = f"tools: {exc}", type(exc).__name__
         else:

@@ -5,7 +5,8 @@ or imported from the real server's or the cassette's tool list), and one behavio
 
 - `mock`: a fixed result; a string is a sandboxed Jinja template over the call's arguments; or a mapping
   with a `result`, a sequence of `results`, a `table` of rows keyed by argument match (the journey's
-  argument matchers: `strict`, `optional`, `ignore`, `fuzzy`), an injected `error` and `latency_ms`;
+  argument matchers: `strict`, `optional`, `ignore`, `fuzzy`), a `cypher` statement on the trial's
+  graph (state through tools), an injected `error` and `latency_ms`;
 - `proxy`: forward each call to a real MCP server (`command` over stdio, or a streamable HTTP `url`),
   recording every call and result into `cassette` when one is named;
 - `replay`: answer from a cassette, deterministically; a call it does not hold is an error result (and
@@ -81,11 +82,15 @@ class MockSpec(_Strict):
     """Inject `error` only on these calls (1-based, within a trial); empty means every call."""
     latency_ms: float = Field(default=0.0, ge=0, le=600_000)
     """Wait this long before answering (an injected delay)."""
+    cypher: str | None = Field(default=None, min_length=1)
+    """Run this Cypher on the trial's graph, the call's arguments as parameters (`$city`); the rows are
+    the result. The tool reads and writes the state the case's state assertions check."""
 
     @model_validator(mode="after")
     def _something_to_answer(self) -> MockSpec:
-        if self.result is None and self.results is None and not self.table and self.error is None:
-            raise ValueError("a mock needs a 'result', 'results', a 'table' or an 'error'")
+        answers = (self.result, self.results, self.table or None, self.error, self.cypher)
+        if all(value is None for value in answers):
+            raise ValueError("a mock needs a 'result', 'results', a 'table', an 'error' or a 'cypher' statement")
         if self.error_on and self.error is None:
             raise ValueError("'error_on' needs an 'error' to inject")
         return self
@@ -169,6 +174,12 @@ class ToolSpec(_Strict):
         if isinstance(self.mock, dict):
             MockSpec.model_validate(self.mock)  # a located error at load time, not at the first call
         return self
+
+    @property
+    def uses_graph(self) -> bool:
+        """Whether the tool reads or writes the trial's graph (a `cypher` mock)."""
+        mock = self.mock_spec
+        return mock is not None and mock.cypher is not None
 
     @property
     def mock_spec(self) -> MockSpec | None:

@@ -28,6 +28,8 @@ class ToolAnswer:
     """The call failed; `content` says why (the agent sees it)."""
     structured: dict[str, Any] | None = None
     """MCP `structuredContent`, when the tool returns an object."""
+    held: Any = None
+    """The value a mock answered with (a list stays a list in the transcript, though MCP sends it as text)."""
 
     @classmethod
     def of(cls, value: Any, *, is_error: bool = False) -> ToolAnswer:
@@ -35,7 +37,7 @@ class ToolAnswer:
         if isinstance(value, str):
             return cls([{"type": "text", "text": value}], is_error)
         text = json.dumps(value, ensure_ascii=False)
-        return cls([{"type": "text", "text": text}], is_error, value if isinstance(value, dict) else None)
+        return cls([{"type": "text", "text": text}], is_error, value if isinstance(value, dict) else None, value)
 
     @classmethod
     def error(cls, message: str) -> ToolAnswer:
@@ -61,7 +63,9 @@ class ToolAnswer:
 
     @property
     def value(self) -> Any:
-        """The transcript's form: structured content, else the text blocks' text, else the blocks."""
+        """The transcript's form: the mock's value, structured content, the text blocks' text, or the blocks."""
+        if self.held is not None:
+            return self.held
         if self.structured is not None:
             return self.structured
         texts = [block.get("text") for block in self.content if block.get("type") == "text"]

@@ -4,7 +4,8 @@ Strings in a mock's results are Jinja templates rendered in a sandbox (suite fil
 call's arguments as variables, plus `args` (all of them) and `call` (the call's number within the
 trial, from 1). A table row matches when each argument it names matches under its strategy (the
 journey's matchers: `strict`, `optional`, `ignore`, `fuzzy` by token similarity against the mock's
-`matching.similarity_threshold`); arguments a row does not name are not compared.
+`matching.similarity_threshold`); arguments a row does not name are not compared. A `cypher` mock runs
+its statement on the trial's graph with the arguments as parameters and answers with the rows.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rapidfuzz import fuzz, utils
 
 from proctor.checks._arguments import compare_arguments, text_form
 from proctor.errors import ConfigError
+from proctor.state import StateError
 from proctor.suite import MatchingSpec, ToolCallGoal
 from proctor.suite._tools import MockRow, MockSpec
 from proctor.tools._answer import ToolAnswer
@@ -94,18 +96,38 @@ class MockTool:
         self._rows = [_Row(name, row, templates, f"{where}.table[{i}]") for i, row in enumerate(spec.table)]
         self._error = templates.compile(spec.error, f"{where}.error") if spec.error is not None else None
 
-    async def answer(self, arguments: dict[str, Any], number: int) -> ToolAnswer:
-        """Answer call number `number` (1-based within the trial) with these arguments."""
+    async def answer(self, arguments: dict[str, Any], number: int, graph: Any = None) -> ToolAnswer:
+        """Answer call number `number` (1-based within the trial) with these arguments.
+
+        Args:
+            arguments: The call's arguments.
+            number: The call's number within the trial.
+            graph: The trial's graph (a `proctor.state.Graph`), for `cypher` mocks.
+        """
         if self.spec.latency_ms:
             await anyio.sleep(self.spec.latency_ms / 1000)
         variables = {**arguments, "args": arguments, "call": number}
+        if self.spec.cypher is not None and not self._injected_error(number):
+            return await self._cypher(arguments, graph)
         try:
             return self._answer(arguments, number, variables)
         except jinja2.TemplateError as exc:
             return ToolAnswer.error(f"the mock of {self.name} cannot answer these arguments: {exc}")
 
+    def _injected_error(self, number: int) -> bool:
+        return self._error is not None and (not self.spec.error_on or number in self.spec.error_on)
+
+    async def _cypher(self, arguments: dict[str, Any], graph: Any) -> ToolAnswer:
+        if graph is None:
+            return ToolAnswer.error(f"the mock of {self.name} runs Cypher, but the trial has no graph")
+        try:
+            rows = await graph.run(self.spec.cypher, arguments)
+        except StateError as exc:
+            return ToolAnswer.error(f"{self.name} failed: {exc}")
+        return ToolAnswer.of(rows)
+
     def _answer(self, arguments: dict[str, Any], number: int, variables: dict[str, Any]) -> ToolAnswer:
-        if self._error is not None and (not self.spec.error_on or number in self.spec.error_on):
+        if self._error is not None and self._injected_error(number):
             return ToolAnswer.error(str(self._error(variables)))
         for row in self._rows:
             if row.matches(arguments, self.spec.matching):

@@ -85,6 +85,8 @@ class TrialTools:
     """Calls a cassette could not answer (each fails the trial)."""
     conversation: list[dict[str, str]] = field(default_factory=list)
     """The conversation so far (`{role, content}`), for simulated tools."""
+    graph: Any = None
+    """The trial's graph (a `proctor.state.Graph`), for tools that read or write state."""
     _drained: int = 0
     _numbers: dict[str, int] = field(default_factory=dict)
     _occurrences: dict[str, int] = field(default_factory=dict)
@@ -228,8 +230,10 @@ class ToolServer:
         return types.CallToolResult.model_validate(answer.to_mcp())
 
     @asynccontextmanager
-    async def trial(self, case: Case) -> AsyncIterator[TrialTools]:
+    async def trial(self, case: Case, graph: Any = None) -> AsyncIterator[TrialTools]:
         """An endpoint with the case's tools for one trial; closed (404) and its recordings saved after.
+
+        `graph` is the trial's graph, for tools whose mock is a Cypher statement.
 
         Raises:
             ConfigError: A tool cannot be served (a missing cassette, a bad template, no model to simulate).
@@ -237,7 +241,7 @@ class ToolServer:
         """
         tools = {name: await self._tool(case, name, spec) for name, spec in case.tools.items()}
         token = uuid.uuid4().hex
-        trial = TrialTools(token, f"{self.base_url}/t/{token}/mcp", tools, timeout=case.timeout)
+        trial = TrialTools(token, f"{self.base_url}/t/{token}/mcp", tools, timeout=case.timeout, graph=graph)
         self._trials[token] = trial
         self.trials_served += 1
         try:
@@ -270,9 +274,11 @@ class ToolServer:
         mock = spec.mock_spec
         if mock is not None:
             mocked = MockTool(name, mock)
-            return _Tool(
-                _definition(name, spec, None), "mock", lambda args, trial, _: mocked.answer(args, trial.number(name))
-            )
+
+            async def mocked_answer(arguments: dict[str, Any], trial: TrialTools, _: int) -> ToolAnswer:
+                return await mocked.answer(arguments, trial.number(name), trial.graph)
+
+            return _Tool(_definition(name, spec, None), "mock", mocked_answer)
         if spec.simulate not in (None, False):
             return self._simulated(name, spec)
         if spec.replay is not None:
