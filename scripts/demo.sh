@@ -24,34 +24,34 @@ done
 
 status=0  # exit 1 (a case failed) and 5 (a case errored) mean Proctor ran; so does 4 for simulated users
 echo
-echo "== 1/6  Suites with their own targets (openai, http, lobu, python): proctor run examples/suites"
+echo "== 1/7  Suites with their own targets (openai, http, lobu, python): proctor run examples/suites"
 proctor run examples/suites --model hr-assistant
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 2/6  A Lobu eval file as it is, over the Lobu gateway protocol:"
+echo "== 2/7  A Lobu eval file as it is, over the Lobu gateway protocol:"
 echo "        proctor run examples/lobu --gateway $URL --agent hr-assistant"
 proctor run examples/lobu --gateway "$URL" --agent hr-assistant --model hr-assistant
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 3/6  watsonx ground-truth datasets as they are (tool-call trajectories), over the OpenAI API:"
+echo "== 3/7  watsonx ground-truth datasets as they are (tool-call trajectories), over the OpenAI API:"
 echo "        proctor run examples/watsonx --target $URL/v1 --model hr-assistant"
 proctor run examples/watsonx --target "$URL/v1" --model hr-assistant --trials 1
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 4/6  State assertions: Cypher on the graph the agent wrote (embedded FalkorDB) and its object context:"
+echo "== 4/7  State assertions: Cypher on the graph the agent wrote (embedded FalkorDB) and its object context:"
 echo "        proctor run examples/state"
 proctor run examples/state --model hr-assistant
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 5/6  Simulated users: an Embabel job over Embabel's protocol, and a watsonx story. Without a model"
+echo "== 5/7  Simulated users: an Embabel job over Embabel's protocol, and a watsonx story. Without a model"
 echo "        to play the user they are reported 'skipped' with the one option that configures one:"
 echo "        proctor run examples/embabel --target embabel:$URL   (add --simulator provider/model)"
 proctor run examples/embabel --target "embabel:$URL" --model hr-assistant
@@ -62,10 +62,17 @@ code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || [ $code -eq 4 ] || status=$code
 
 echo
-echo "== 6/6  Tools under Proctor's control: the agent takes its tools over MCP from Proctor's tool server,"
+echo "== 6/7  Tools under Proctor's control: the agent takes its tools over MCP from Proctor's tool server,"
 echo "        mocked, recorded from the real tools (a stdio MCP server) and replayed from the cassette:"
 echo "        proctor run examples/tools"
 proctor run examples/tools --model hr-assistant
+code=$?
+[ $code -le 1 ] || [ $code -eq 5 ] || status=$code
+
+echo
+echo "== 7/7  The same agent over the A2A protocol (the demo serves it under /a2a): the example suites"
+echo "        proctor run examples/suites --target a2a:$URL/a2a"
+proctor run examples/suites --target "a2a:$URL/a2a"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 

@@ -10,8 +10,8 @@ It is reachable four ways, all answering from the same `HRAgent`:
 
 * `respond` here, as a Python target: `{type: python, callable: proctor.demo:respond}`;
 * `python -m proctor.demo serve` (needs the `serve` extra), which serves an OpenAI-compatible
-  `/v1/chat/completions`, a REST API with sessions under `/api/sessions`, and the Lobu gateway protocol
-  under `/api/v1/agents`;
+  `/v1/chat/completions`, a REST API with sessions under `/api/sessions`, the Lobu gateway protocol
+  under `/api/v1/agents`, and (with the `a2a` extra) the A2A protocol under `/a2a`;
 * `respond_mcp`, its MCP mode (needs the `tools` extra): the agent takes its tools from the MCP server
   Proctor hands it (`tools_url`) and reports no tool calls; `python -m proctor.demo tools` serves its
   own directory tools as an MCP server (stdio), to proxy and record.

@@ -47,6 +47,7 @@ def serve(
         f"  OpenAI-compatible: {url}/v1 (model hr-assistant)\n"
         f"  REST sessions:     {url}/api/sessions\n"
         f"  Lobu gateway:      {url} (agent hr-assistant)\n"
+        f"  A2A:               {url}/a2a (with the 'a2a' extra)\n"
         f"  Health:            {url}/health",
         file=sys.stderr,
         flush=True,
