@@ -35,7 +35,7 @@ from proctor.errors import ConfigError, ProctorError
 from proctor.models import Model
 from proctor.suite import Case
 from proctor.suite._tools import ToolServerSpec, ToolSimulateSpec, ToolSpec
-from proctor.tools._answer import ToolAnswer
+from proctor.tools._answer import ToolAnswer, call_key
 from proctor.tools._cassette import Cassette
 from proctor.tools._mock import MockTool
 from proctor.tools._simulate import SimulatedTool
@@ -110,11 +110,14 @@ class TrialTools:
         if tool is None:
             answer = ToolAnswer.error(f"unknown tool {name!r}; this trial has: {', '.join(sorted(self.tools))}")
         else:
-            key = f"{name} {json.dumps(arguments, sort_keys=True, default=str)}"
+            key = call_key(name, arguments)
             occurrence = self._occurrences.get(key, 0)
             self._occurrences[key] = occurrence + 1
             self._numbers[name] = self._numbers.get(name, 0) + 1
-            answer = await tool.answer(arguments, self, occurrence)
+            try:
+                answer = await tool.answer(arguments, self, occurrence)
+            except ProctorError as exc:  # a real server gone away: the agent sees a failed call
+                answer = ToolAnswer.error(f"{name} failed: {exc}")
         record.result, record.error = answer.value, answer.is_error
         record.latency_ms = (time.perf_counter() - started) * 1000
         return answer
