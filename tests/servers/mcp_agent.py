@@ -45,6 +45,12 @@ def build() -> MCPServer:
         name = names.get(session_id)
         return f"Your name is {name}." if name else "I don't know your name."
 
+    @server.tool()
+    def recap(message: str, history: list[dict[str, str]], mood: str = "plain") -> dict[str, object]:
+        """Say how long the conversation is (the history Proctor sends), as structured content."""
+        users = [m["content"] for m in history if m["role"] == "user"]
+        return {"reply": f"{len(history)} messages; you said: {' / '.join(users)} ({mood})", "count": len(history)}
+
     return server
 
 

@@ -46,6 +46,23 @@ async def test_each_turn_is_one_call_and_each_trial_a_session(agent_url: str) ->
 
 
 @pytest.mark.anyio
+async def test_history_fixed_arguments_and_a_reply_key(agent_url: str) -> None:
+    spec = McpTargetSpec(
+        url=agent_url, tool="recap", history_arg="history", arguments={"mood": "calm"}, reply_key="reply"
+    )
+    target = build_target(spec)
+    session = await target.open_session(SessionContext(case="c", trial=1))
+    assert (await session.send("hi")).text == "1 messages; you said: hi (calm)"
+    assert (await session.send("again")).text == "3 messages; you said: hi / again (calm)"
+    await session.aclose()
+    missing = build_target(McpTargetSpec(url=agent_url, tool="recap", history_arg="history", reply_key="nope"))
+    session = await missing.open_session(SessionContext(case="c", trial=1))
+    with pytest.raises(TargetError, match="the result has no 'nope'"):
+        await session.send("hi")
+    await session.aclose()
+
+
+@pytest.mark.anyio
 async def test_an_unreachable_server_is_a_target_error() -> None:
     target = build_target({"type": "mcp", "url": "http://127.0.0.1:9/mcp", "tool": "ask"})
     with pytest.raises(TargetError, match="cannot open an MCP session"):
