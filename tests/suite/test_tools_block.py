@@ -41,7 +41,7 @@ def test_the_short_forms() -> None:
         (
             "tools:\n  x: {mock: {latency_ms: 5}}\n",
             "tools.x",
-            "a mock needs a 'result', 'results', a 'table' or an 'error'",
+            "a mock needs a 'result', 'results', a 'table', an 'error' or a 'cypher' statement",
         ),
         (
             "tools:\n  x: {proxy: {url: 'http://h/mcp', command: [a]}}\n",
