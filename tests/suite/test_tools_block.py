@@ -55,6 +55,11 @@ def test_the_short_forms() -> None:
         ),
         ("tools:\n  x: {mock: a, cassette: c.json}\n", "tools.x", "'cassette' records a 'proxy'"),
         ("tools:\n  'bad name': {mock: a}\n", "tools", "must be 1-128 letters"),
+        (
+            "tools:\n  x: {replay: c.json, schema_from: c.json}\n",
+            "tools.x",
+            "'schema_from' is for 'mock' and 'simulate'",
+        ),
         ("tools:\n  x: {mock: a, colour: red}\n", "tools.x.colour", "unknown field 'colour'"),
     ],
 )

@@ -146,3 +146,21 @@ def test_a_stdio_server_is_proxied_when_the_suite_is_trusted(tmp_path: Path) -> 
     data = run(tmp_path, text, trust=Trust(trusted=True, root=tmp_path))
     assert data["cases"][0]["trials"][0]["turns"][1]["content"] == "Rain, 12 C in Lima"
     assert (tmp_path / "cassettes" / "stdio.json").exists()
+
+
+def test_mocks_import_their_schemas_from_a_real_server_or_a_cassette(tmp_path: Path, weather_url: str) -> None:
+    target = 'name: list\ntarget: "python:helpers.mcp_agents:tool_list"\ntrials: 1\n'
+    turns = "turns:\n  - content: which tools?\n"
+    live = f'tools:\n  book_room: {{mock: "ok", schema_from: {{url: "{weather_url}"}}}}\n'
+    data = run(tmp_path, target + live + turns)
+    assert (
+        data["cases"][0]["trials"][0]["turns"][1]["content"]
+        == "book_room: Book a meeting room for a day. ['date', 'room']"
+    )
+    run(tmp_path, suite(recording(weather_url)))  # writes cassettes/desk.json with the server's tool list
+    recorded = "tools:\n  get_weather: {mock: sunny, schema_from: cassettes/desk.json}\n"
+    data = run(tmp_path, target + recorded + turns)
+    assert data["cases"][0]["trials"][0]["turns"][1]["content"] == "get_weather: Current weather for a city. ['city']"
+    unknown = "tools:\n  nope: {mock: sunny, schema_from: cassettes/desk.json}\n"
+    trial = run(tmp_path, target + unknown + turns)["cases"][0]["trials"][0]
+    assert trial["status"] == "error" and "its schema_from source has no tool of that name" in trial["error"]

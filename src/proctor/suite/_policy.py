@@ -9,6 +9,7 @@ from typing import Any
 
 from proctor.suite._model import AssertionSpec, CheckCatalog, SuiteFileSpec
 from proctor.suite._targets import McpTargetSpec, PythonTargetSpec
+from proctor.suite._tools import ToolServerSpec
 from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_text
 
 __all__ = ["code_problems", "judge_prompts"]
@@ -65,6 +66,9 @@ def _tool_commands(spec: SuiteFileSpec) -> Iterator[tuple[Loc, list[str]]]:
         for name, tool in tools.items():
             if tool.proxy is not None and tool.proxy.command is not None:
                 yield (*loc, "tools", name, "proxy", "command"), tool.proxy.command
+            source = tool.schema_from
+            if isinstance(source, ToolServerSpec) and source.command is not None:
+                yield (*loc, "tools", name, "schema_from", "command"), source.command
 
 
 def _models(spec: SuiteFileSpec) -> Iterator[tuple[Loc, str]]:

@@ -1,7 +1,8 @@
 """The `tools:` block: tools Proctor serves to the agent over MCP during each trial.
 
 Each tool has a name (the mapping's key), a description and a JSON-Schema input (written in the block,
-or imported from the real server's or the cassette's tool list), and one behaviour:
+or imported from the real server's or the cassette's tool list; `schema_from` imports them for mocked
+and simulated tools), and one behaviour:
 
 - `mock`: a fixed result; a string is a sandboxed Jinja template over the call's arguments; or a mapping
   with a `result`, a sequence of `results`, a `table` of rows keyed by argument match (the journey's
@@ -145,6 +146,9 @@ class ToolSpec(_Strict):
     """With `replay`: `new` forwards calls the cassette lacks to the `proxy` and records them."""
     simulate: ToolSimulateSpec | bool | None = None
     """A model plays the tool (`true`, or `{model, instructions}`)."""
+    schema_from: ToolServerSpec | str | None = None
+    """For `mock` and `simulate`: take the description and input schema the block does not give from a
+    real server's tool list (`{url}` or `{command}`) or from a cassette (a file name)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -171,6 +175,8 @@ class ToolSpec(_Strict):
             raise ValueError("'record: new' needs a 'replay' cassette and a 'proxy' to record from")
         if self.cassette is not None and self.proxy is None:
             raise ValueError("'cassette' records a 'proxy'; to answer from a cassette use 'replay'")
+        if self.schema_from is not None and (self.proxy is not None or self.replay is not None):
+            raise ValueError("'schema_from' is for 'mock' and 'simulate'; a proxy or replay has its own schemas")
         if isinstance(self.mock, dict):
             MockSpec.model_validate(self.mock)  # a located error at load time, not at the first call
         return self

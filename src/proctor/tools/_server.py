@@ -281,9 +281,9 @@ class ToolServer:
             async def mocked_answer(arguments: dict[str, Any], trial: TrialTools, _: int) -> ToolAnswer:
                 return await mocked.answer(arguments, trial.number(name), trial.graph)
 
-            return _Tool(_definition(name, spec, None), "mock", mocked_answer)
+            return _Tool(_definition(name, spec, await self._imported(name, spec, base)), "mock", mocked_answer)
         if spec.simulate not in (None, False):
-            return self._simulated(name, spec)
+            return self._simulated(name, spec, await self._imported(name, spec, base))
         if spec.replay is not None:
             return await self._replayed(name, spec, base)
         assert spec.proxy is not None
@@ -302,7 +302,23 @@ class ToolServer:
 
         return _Tool(definition, "proxy", proxied)
 
-    def _simulated(self, name: str, spec: ToolSpec) -> _Tool:
+    async def _imported(self, name: str, spec: ToolSpec, base: Path) -> dict[str, Any] | None:
+        """The tool's definition from `schema_from` (a real server's list, or a cassette), if named."""
+        source = spec.schema_from
+        if source is None:
+            return None
+        if isinstance(source, str):
+            cassette = self.cassette(base / source)
+            if not cassette.exists:
+                raise ConfigError(f"tool {name!r}: schema_from cassette {cassette.path} does not exist")
+            known = cassette.tools.get(name)
+        else:
+            known = (await self.upstream(source, base)).tools.get(source.tool or name)
+        if known is None:
+            raise ConfigError(f"tool {name!r}: its schema_from source has no tool of that name")
+        return known
+
+    def _simulated(self, name: str, spec: ToolSpec, known: dict[str, Any] | None = None) -> _Tool:
         settings = spec.simulate if isinstance(spec.simulate, ToolSimulateSpec) else ToolSimulateSpec()
         model = self._model_for(settings.model) if self._model_for is not None else None
         if model is None:
@@ -310,7 +326,7 @@ class ToolServer:
                 f"tool {name!r} is played by a model, but none is configured (give it 'simulate: {{model: ...}}', "
                 "or run with --simulator or --judge)"
             )
-        definition = _definition(name, spec, None)
+        definition = _definition(name, spec, known)
         simulated = SimulatedTool(name, definition, settings, model)
         earlier: dict[str, list[dict[str, Any]]] = {}
 
