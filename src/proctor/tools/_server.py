@@ -193,7 +193,9 @@ class ToolServer:
                 scope = {**scope, "path": "/mcp", "raw_path": b"/mcp", "proctor.trial": match.group(1)}
             await inner(scope, receive, send)
 
-        config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="on")
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, ws="none", lifespan="on", timeout_graceful_shutdown=1
+        )  # an agent that never closed its session does not hold up the end of the run
         self._uvicorn = _Uvicorn(config)
         self._group.start_soon(self._serve, sock)
         with anyio.fail_after(10):
