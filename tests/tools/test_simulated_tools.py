@@ -10,6 +10,8 @@ import pytest
 
 from proctor.checks import registry
 from proctor.run import RunOptions, run_sync
+from proctor.run.trial import run_trial
+from proctor.targets import SessionContext, build_target
 from proctor.suite import load_suites
 from servers.model_server import Reply
 
@@ -51,7 +53,18 @@ def test_a_model_plays_the_tool(tmp_path: Path, model_server: Any, monkeypatch: 
     assert '{"city": "Tromso"}' in user["content"] and "What is the weather in Tromso?" in user["content"]
 
 
-def test_without_a_model_the_trial_says_so(tmp_path: Path) -> None:
+def test_without_a_model_the_trial_is_skipped_with_the_option_to_give(tmp_path: Path) -> None:
     trial = run(tmp_path)["cases"][0]["trials"][0]
-    assert trial["status"] == "error" and trial["error_type"] == "NoToolModel"
-    assert "played by a model, but none is configured" in trial["error"]
+    assert trial["status"] == "skipped" and "played by a model, but none is configured" in trial["reason"]
+    assert "--simulator" in trial["reason"]
+
+
+@pytest.mark.anyio
+async def test_a_trial_run_on_its_own_names_the_missing_model(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(SUITE, encoding="utf-8")
+    (case,) = load_suites([path], registry)[0].cases
+    target = build_target(case.target)
+    result = await run_trial(case, 1, target, SessionContext(case=case.name, trial=1))
+    assert result.status == "error" and result.error_type == "NoToolModel"
+    assert result.error is not None and "played by a model, but none is configured" in result.error

@@ -28,6 +28,7 @@ from proctor.run.trial import run_trial
 from proctor.scoring import ErrorBudget
 from proctor.state import StateManager, start_states
 from proctor.suite import Case, Suite
+from proctor.suite._tools import ToolSpec
 from proctor.targets import SessionContext, Target, build_target
 
 __all__ = ["run", "run_sync"]
@@ -75,9 +76,9 @@ class _Resources:
             self.judges[key] = models.judge_for(case) if models else None
             self.simulators[key] = models.simulator_for(case) if models and case.simulate is not None else None
 
-    def tool_model(self, name: str | None) -> Model | None:
-        """The model that plays simulated tools: the tool's own, else `--simulator`, else `--judge`."""
-        name = name or self.options.simulator or self.options.judge
+    def tool_model(self, tool: ToolSpec, case: Case) -> Model | None:
+        """The model that plays a simulated tool (see `_tool_model_name`), or `None` when none is configured."""
+        name = _tool_model_name(tool, case, self.options)
         if name is None:
             return None
         models = self.models
@@ -167,12 +168,32 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
         timeout=case.timeout,
         variables={"seed": trial_seed(options.seed, key, work.number), **plan.variables[key]},
     )
+    unplayed = _unplayed_tool(case, options)
+    if unplayed is not None:  # like a simulated user without a model: skipped, never guessed
+        return TrialResult(case_key=key, trial=work.number, status="skipped", score=None, reason=unplayed)
     states = resources.states if key in plan.state_keys else None
     target, judge = resources.targets[key], resources.judges[key]
     if case.simulate is not None:
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
     return await run_trial(case, work.number, target, context, judge, states, strict=options.strict)
+
+
+def _tool_model_name(tool: ToolSpec, case: Case, options: RunOptions) -> str | None:
+    """The tool's own model, else the simulated user's: `--simulator`, `simulator:`, `--judge`, `judge:`."""
+    judge = case.judge.model if case.judge is not None else None
+    return tool.simulator_model(options.simulator, case.simulator, options.judge, judge)
+
+
+def _unplayed_tool(case: Case, options: RunOptions) -> str | None:
+    """Why the case's trials cannot run: a simulated tool no model can play (`None` when every tool can)."""
+    for name, tool in case.tools.items():
+        if tool.simulate not in (None, False) and _tool_model_name(tool, case, options) is None:
+            return (
+                f"tool {name!r} is played by a model, but none is configured: pass --simulator provider/model "
+                "(or --judge), or give the tool 'simulate: {model: provider/model}'"
+            )
+    return None
 
 
 def run_sync(

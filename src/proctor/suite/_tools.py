@@ -181,6 +181,15 @@ class ToolSpec(_Strict):
             MockSpec.model_validate(self.mock)  # a located error at load time, not at the first call
         return self
 
+    def simulator_model(self, *fallbacks: str | None) -> str | None:
+        """The model that plays this simulated tool: its own `simulate.model`, else the first fallback given.
+
+        Args:
+            *fallbacks: Model names in order of preference (e.g. `--simulator`, `simulator:`, the judge's).
+        """
+        own = self.simulate.model if isinstance(self.simulate, ToolSimulateSpec) else None
+        return next((name for name in (own, *fallbacks) if name), None)
+
     @property
     def uses_graph(self) -> bool:
         """Whether the tool reads or writes the trial's graph (a `cypher` mock)."""

@@ -44,8 +44,8 @@ from proctor.transcript import ToolCall
 
 __all__ = ["ModelFor", "NoToolModel", "ToolReplayError", "ToolServer", "TrialTools"]
 
-ModelFor = Callable[[str | None], Model | None]
-"""Returns the model that plays simulated tools (the tool's own `model`, else the run's), or `None`."""
+ModelFor = Callable[[ToolSpec, Case], Model | None]
+"""Returns the model that plays a case's simulated tool (its own `simulate.model`, else the run's), or `None`."""
 
 _PATH = re.compile(r"^/t/([0-9a-f]{32})/mcp/?$")
 _ANY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -285,7 +285,7 @@ class ToolServer:
 
             return _Tool(_definition(name, spec, await self._imported(name, spec, base)), "mock", mocked_answer)
         if spec.simulate not in (None, False):
-            return self._simulated(name, spec, await self._imported(name, spec, base))
+            return self._simulated(name, spec, case, await self._imported(name, spec, base))
         if spec.replay is not None:
             return await self._replayed(name, spec, base)
         assert spec.proxy is not None
@@ -320,9 +320,9 @@ class ToolServer:
             raise ConfigError(f"tool {name!r}: its schema_from source has no tool of that name")
         return known
 
-    def _simulated(self, name: str, spec: ToolSpec, known: dict[str, Any] | None = None) -> _Tool:
+    def _simulated(self, name: str, spec: ToolSpec, case: Case, known: dict[str, Any] | None = None) -> _Tool:
         settings = spec.simulate if isinstance(spec.simulate, ToolSimulateSpec) else ToolSimulateSpec()
-        model = self._model_for(settings.model) if self._model_for is not None else None
+        model = self._model_for(spec, case) if self._model_for is not None else None
         if model is None:
             raise NoToolModel(
                 f"tool {name!r} is played by a model, but none is configured (give it 'simulate: {{model: ...}}', "
