@@ -11,8 +11,8 @@ import pytest
 from proctor.checks import registry
 from proctor.run import RunOptions, run_sync
 from proctor.run.trial import run_trial
-from proctor.targets import SessionContext, build_target
 from proctor.suite import load_suites
+from proctor.targets import SessionContext, build_target
 from servers.model_server import Reply
 
 SUITE = """\
