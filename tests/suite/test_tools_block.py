@@ -8,7 +8,7 @@ import pytest
 
 from proctor.checks import registry
 from proctor.errors import SuiteError
-from proctor.suite import load_suites
+from proctor.suite import Trust, load_suites
 from proctor.suite._tools import MockSpec, ToolSpec
 
 HEAD = 'name: t\ntarget: "python:helpers.agents:echo"\nturns: [{content: hi}]\n'
@@ -67,3 +67,18 @@ def test_bad_blocks_are_located(tmp_path: Path, tools: str, field: str, message:
     found_field, line, found_message = load_error(tmp_path, tools)
     assert found_field == field and message in found_message
     assert line is not None and line >= 4  # the tools block starts on line 4
+
+
+def test_programs_a_suite_starts_need_trust(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: t\ntarget: {type: mcp, command: [my-agent, --stdio], tool: ask}\nturns: [{content: hi}]\n"
+        "tools:\n  x: {mock: a, schema_from: {command: [my-tools]}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SuiteError) as error:
+        load_suites([path], registry, trust=Trust(trusted=False, root=tmp_path))
+    issues = {issue.field: issue.message for issue in error.value.issues}
+    assert set(issues) == {"target.command", "tools.x.schema_from.command"}
+    assert "my-agent --stdio" in issues["target.command"] and "--trust" in issues["target.command"]
+    assert load_suites([path], registry, trust=Trust(trusted=True, root=tmp_path))  # trusted: loads
