@@ -12,7 +12,7 @@ $(BIN)/python:
 
 # Re-install when pyproject.toml changes.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[serve,graph,embeddings]'
+	$(BIN)/pip install -q -e '.[serve,graph,embeddings,tools,a2a]'
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python

@@ -26,9 +26,12 @@ ALLOWED: dict[str, set[str]] = {
     "proctor.checks": {"proctor.models", "proctor.state", "proctor.suite"},
     "proctor.scoring": {"proctor.checks"},
     "proctor.results": {"proctor.suite", "proctor.scoring", "proctor.checks"},
+    # the tool server reuses the journey's argument matchers (checks) for its mock tables, and runs Cypher
+    # mocks on the trial's graph (state)
+    "proctor.tools": {"proctor.suite", "proctor.models", "proctor.checks", "proctor.state"},
     "proctor.run": {
         "proctor.suite", "proctor.targets", "proctor.models", "proctor.state", "proctor.drivers",
-        "proctor.checks", "proctor.scoring", "proctor.results", "proctor.traces",
+        "proctor.checks", "proctor.scoring", "proctor.results", "proctor.traces", "proctor.tools",
     },
     "proctor.recorded": {
         "proctor.checks", "proctor.scoring", "proctor.models", "proctor.results", "proctor.run", "proctor.suite",

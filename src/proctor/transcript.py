@@ -23,15 +23,28 @@ class ToolCall:
     id: str | None = None
     """The call id, when the agent gives one."""
     result: Any = None
-    """The tool's result, when the agent reports it."""
+    """The tool's result, when the agent reports it (or Proctor's tool server answered it)."""
+    source: str | None = None
+    """Who saw the call: `None` or `agent` (the agent's API reported it), `tools` (Proctor's tool server
+    answered it; the agent reported nothing), `agent+tools` (both: the same call, merged)."""
+    latency_ms: float | None = None
+    """How long the tool took to answer, when Proctor's tool server answered it."""
+    error: bool = False
+    """The tool answered with an error (Proctor's tool server knows; agents rarely report it)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form used in results files."""
+        """Return the JSON form used in results files (`source`, `latency_ms`, `error` only when known)."""
         out: dict[str, Any] = {"name": self.name, "arguments": self.arguments}
         if self.id is not None:
             out["id"] = self.id
         if self.result is not None:
             out["result"] = self.result
+        if self.source is not None:
+            out["source"] = self.source
+        if self.latency_ms is not None:
+            out["latency_ms"] = round(self.latency_ms, 3)
+        if self.error:
+            out["error"] = True
         return out
 
 

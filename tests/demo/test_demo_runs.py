@@ -47,7 +47,7 @@ def test_example_suites_over_every_target_kind(demo_server: RunningServer, tmp_p
     assert summary["summary"]["checks"]["error"] == 0
 
 
-@pytest.mark.parametrize("kind", ["openai", "lobu", "python", "http"])
+@pytest.mark.parametrize("kind", ["openai", "lobu", "python", "http", "a2a"])
 def test_a_lobu_file_runs_unchanged_over_each_target_kind(
     demo_server: RunningServer, tmp_path: Path, kind: str
 ) -> None:
@@ -57,6 +57,7 @@ def test_a_lobu_file_runs_unchanged_over_each_target_kind(
         "openai": {"type": "openai", "base_url": f"{url}/v1", "model": "hr-assistant"},
         "lobu": {"type": "lobu", "gateway": url, "agent": "hr-assistant"},
         "python": {"type": "python", "callable": "proctor.demo:respond"},
+        "a2a": {"type": "a2a", "url": f"{url}/a2a"},  # the demo's A2A front (a2a-sdk server)
         "http": {
             "type": "http",
             "request": {
@@ -75,6 +76,22 @@ def test_a_lobu_file_runs_unchanged_over_each_target_kind(
     assert [c["status"] for c in trial["checks"]].count("passed") >= 2
     assert any(m["tool_calls"] for m in trial["turns"]), "tool calls are captured over every target kind"
     assert all(m["latency_ms"] > 0 for m in trial["turns"] if m["role"] == "assistant")
+
+
+def test_an_a2a_agent_runs_the_example_suites(demo_server: RunningServer, tmp_path: Path) -> None:
+    examples = copy_examples(tmp_path, demo_server.url)
+    target = f"a2a:{demo_server.url}/a2a"
+    result = runner.invoke(
+        app, ["run", str(examples / "suites"), "--target", target, "--ci", "--allow-skipped", "--trust"]
+    )
+    assert result.exit_code == 1, result.output  # deliberate-failure fails on purpose
+    summary = json.loads(result.stdout)
+    assert summary["target"].startswith("a2a")
+    failed = {c["name"]: c["status"] for c in summary["cases"] if c["status"] != "passed"}
+    assert failed == {"deliberate-failure": "failed"}, failed
+    data = json.loads(Path(summary["results_file"]).read_text())
+    calls = {c["name"] for case in data["cases"] for t in case["trials"] for m in t["turns"] for c in m["tool_calls"]}
+    assert {"lookup_user", "create_reminder", "list_reminders", "get_time_off"} <= calls  # from the data parts
 
 
 def test_lobu_cli_flags_like_the_lobu_cli(demo_server: RunningServer, tmp_path: Path) -> None:

@@ -73,3 +73,27 @@ def test_resume_locates_a_damaged_journal_line(written: Path, tmp_path: Path) ->
     journal.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=rf"{journal}:2 is not a valid trial record: turns: "):
         read_previous_trials(journal)
+
+
+def test_a_trial_round_trips_through_its_json_form() -> None:
+    """What `--resume` and `rescore` rebuild from a file is the trial that was written, tool calls included."""
+    from proctor.checks import CheckResult
+    from proctor.results import TrialResult
+    from proctor.results._format import validate_trial
+    from proctor.transcript import Message, ToolCall
+
+    call = ToolCall("get_weather", {"city": "Oslo"}, "c1", "Sunny", "agent+tools", 2.5, True)
+    trial = TrialResult(
+        "s.yaml::c",
+        2,
+        "failed",
+        0.0,
+        turns=[Message("user", "hi"), Message("assistant", "hello", [call], latency_ms=3.0)],
+        checks=[CheckResult("polite", "llm-rubric", "failed", 0.0, reason="rude", turn=0)],
+        trace_id="0af7651916cd43dd8448eb211c80319c",
+    )
+    data = json.loads(json.dumps(trial.to_dict()))
+    validate_trial(data, "trial")
+    again = TrialResult.from_dict("s.yaml::c", data)
+    assert again.turns[1].tool_calls == [call] and again.trace_id == trial.trace_id
+    assert again.to_dict() == data

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -18,8 +18,18 @@ FAST_RETRY = RetryPolicy(max_retries=3, initial_wait=0.01, max_wait=0.05)
 
 
 @contextmanager
-def serve_app(app: Any) -> Iterator[str]:
-    """Run `app` until the block ends; yields its base URL, e.g. `http://127.0.0.1:54321`."""
+def serve_app(app: Any, *, lifespan: str = "off") -> Iterator[str]:
+    """Run `app` until the block ends; yields its base URL, e.g. `http://127.0.0.1:54321`.
+
+    `lifespan="on"` runs the app's startup (an MCP SDK app starts its session manager there).
+    """
+    with serve_built(lambda base_url: app, lifespan=lifespan) as url:
+        yield url
+
+
+@contextmanager
+def serve_built(build: Callable[[str], Any], *, lifespan: str = "off") -> Iterator[str]:
+    """`serve_app` for an app that must know its own URL (an A2A agent card names it): `build(base_url)`."""
     sock = socket.socket(
         socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
     )  # TCP proto: asyncio then sets TCP_NODELAY
@@ -27,9 +37,9 @@ def serve_app(app: Any) -> Iterator[str]:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        app,
+        build(f"http://127.0.0.1:{port}"),
         log_level="warning",
-        lifespan="off",
+        lifespan=lifespan,
         ws="none",
         access_log=False,
         timeout_graceful_shutdown=1,

@@ -43,7 +43,7 @@ class EchoTarget:
 
 
 def test_builtins_are_registered() -> None:
-    assert target_types() == ["embabel", "http", "lobu", "openai", "python"]
+    assert target_types() == ["a2a", "embabel", "http", "lobu", "mcp", "openai", "python"]
 
 
 async def test_build_builtin_specs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,7 +76,8 @@ async def test_build_from_mapping_validates() -> None:
 
 def test_unknown_type_lists_known_types() -> None:
     with pytest.raises(
-        ConfigError, match=r"unknown target type 'carrier-pigeon'; known types: embabel, http, lobu, openai, python"
+        ConfigError,
+        match=r"unknown target type 'carrier-pigeon'; known types: a2a, embabel, http, lobu, mcp, openai, python",
     ):
         build_target({"type": "carrier-pigeon"})
     with pytest.raises(ConfigError, match="has no 'type'"):

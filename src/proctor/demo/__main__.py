@@ -3,6 +3,7 @@
 ```
 python -m proctor.demo serve [--host 127.0.0.1] [--port 8765] [--latency-ms 0]
 python -m proctor.demo chat
+python -m proctor.demo tools          # the agent's directory tools as an MCP server over stdio
 ```
 """
 
@@ -12,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-__all__ = ["main", "serve"]
+__all__ = ["main", "serve", "tools"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -46,6 +47,7 @@ def serve(
         f"  OpenAI-compatible: {url}/v1 (model hr-assistant)\n"
         f"  REST sessions:     {url}/api/sessions\n"
         f"  Lobu gateway:      {url} (agent hr-assistant)\n"
+        f"  A2A:               {url}/a2a (with the 'a2a' extra)\n"
         f"  Health:            {url}/health",
         file=sys.stderr,
         flush=True,
@@ -82,6 +84,15 @@ def chat() -> None:
         print(reply.text, flush=True)
 
 
+def tools() -> None:
+    """Serve the agent's directory tools as an MCP server over stdio (needs the `tools` extra)."""
+    try:
+        from proctor.demo._mcp import tool_server
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        sys.exit(f"the demo's tool server needs the 'tools' extra: pip install 'proctor-eval[tools]' ({exc})")
+    tool_server().run()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and run `serve` or `chat`."""
     parser = argparse.ArgumentParser(prog="python -m proctor.demo", description="The Proctor demo HR agent.")
@@ -97,9 +108,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     serve_parser.add_argument("--access-log", action="store_true", help="log every request")
     commands.add_parser("chat", help="chat with the agent in the terminal")
+    commands.add_parser("tools", help="serve the agent's directory tools as an MCP server (stdio)")
     args = parser.parse_args(argv)
     if args.command == "serve":
         serve(args.host, args.port, args.latency_ms, args.log_level, args.access_log)
+    elif args.command == "tools":
+        tools()
     else:
         chat()
 

@@ -23,6 +23,7 @@ __all__ = [
     "AGENT_NAME",
     "SYSTEM_PROMPT",
     "HRAgent",
+    "RemoteTools",
     "Reply",
     "State",
     "Turn",
@@ -76,20 +77,29 @@ class State:
     """Whether a time-off schedule request is waiting for the username or dates."""
 
 
+RemoteTools = Callable[[str, dict[str, Any]], Any]
+"""Runs a tool elsewhere (e.g. on an MCP server): `(name, arguments) -> result`."""
+
+
 class Turn:
     """One user message being answered: the tools it runs are recorded in order."""
 
-    def __init__(self, agent: HRAgent, state: State, number: int) -> None:
+    def __init__(self, agent: HRAgent, state: State, number: int, remote: RemoteTools | None = None) -> None:
         self.agent = agent
         self.directory = agent.directory
         self.state = state
         self.number = number
+        self.remote = remote
+        """Where the tools run, when not here (the agent's MCP mode)."""
         self.calls: list[ToolCall] = []
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Run a tool and record the call with its result."""
-        tool: Callable[..., Any] = getattr(self, f"_tool_{name}")
-        result = tool(**arguments)
+        """Run a tool (here, or `remote`) and record the call with its result."""
+        if self.remote is not None:
+            result = self.remote(name, arguments)
+        else:
+            tool: Callable[..., Any] = getattr(self, f"_tool_{name}")
+            result = tool(**arguments)
         self.calls.append(
             ToolCall(name, dict(arguments), id=f"call_{self.number}_{len(self.calls) + 1}", result=result)
         )
@@ -211,7 +221,9 @@ class HRAgent:
     def __init__(self, directory: Directory | None = None) -> None:
         self.directory = directory or Directory()
 
-    def respond(self, history: Sequence[Mapping[str, Any]], user: str | None = None) -> Reply:
+    def respond(
+        self, history: Sequence[Mapping[str, Any]], user: str | None = None, tools: RemoteTools | None = None
+    ) -> Reply:
         """Answer the last user message of `history`, remembering what earlier user messages said.
 
         Args:
@@ -219,6 +231,8 @@ class HRAgent:
                 `content` may be a string or a list of OpenAI text parts.
             user: Who is talking, when the transport knows (an employee's id, name or email); the user
                 can also say it ("My name is Alice").
+            tools: Run the last message's tools here (e.g. on an MCP server) instead of in-process;
+                earlier messages are replayed in-process (only the memory they leave matters).
 
         Returns:
             The reply, its tool calls and token counts.
@@ -232,7 +246,7 @@ class HRAgent:
         for number, message in enumerate(user_messages[:-1], start=1):
             self._answer(message, state, number)  # replay: only the memory it leaves matters
         current = user_messages[-1] if user_messages else ""
-        result, turn, json_mode = self._answer(current, state, len(user_messages))
+        result, turn, json_mode = self._answer(current, state, len(user_messages), tools)
         text = json.dumps(result.data, ensure_ascii=False) if json_mode else result.text
         prompt = count_tokens(SYSTEM_PROMPT) + sum(count_tokens(t) for t in texts)
         return Reply(
@@ -245,8 +259,10 @@ class HRAgent:
             json_mode=json_mode,
         )
 
-    def _answer(self, message: str, state: State, number: int) -> tuple[Answer, Turn, bool]:
-        turn = Turn(self, state, number)
+    def _answer(
+        self, message: str, state: State, number: int, tools: RemoteTools | None = None
+    ) -> tuple[Answer, Turn, bool]:
+        turn = Turn(self, state, number, tools)
         json_mode = bool(_JSON_MODE.search(message))
         cleaned = _JSON_MODE.sub("", message).strip() if json_mode else message.strip()
         return answer(cleaned, turn), turn, json_mode

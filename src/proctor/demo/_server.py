@@ -71,7 +71,17 @@ class DemoServer:
             *EmbabelChat(self).routes(),
             *lobu,
             Mount("/lobu", routes=lobu),  # newer Lobu CLIs put the agent API under /lobu
+            *self._a2a(),
         ]
+
+    def _a2a(self) -> list[Route | Mount]:
+        """The A2A protocol under `/a2a`, when the `a2a` extra is installed."""
+        try:
+            # Local: the A2A SDK is an optional extra; without it the demo serves everything else.
+            from proctor.demo._a2a import a2a_routes
+        except ImportError:
+            return []
+        return [Mount("/a2a", routes=a2a_routes(self.agent))]
 
     async def health(self, request: Request) -> Response:
         """`GET /health`."""

@@ -53,6 +53,9 @@ class ToolCallRecord(_Record):
     arguments: dict[str, Any]
     id: NotRequired[str | None]
     result: NotRequired[Any]
+    source: NotRequired[Literal["agent", "tools", "agent+tools"] | None]
+    latency_ms: NotRequired[float | None]
+    error: NotRequired[bool]
 
 
 class MessageRecord(_Record):

@@ -177,7 +177,15 @@ class TrialResult:
                     content=m["content"],
                     latency_ms=m.get("latency_ms"),
                     tool_calls=[
-                        ToolCall(t["name"], t.get("arguments") or {}, t.get("id"), t.get("result"))
+                        ToolCall(
+                            t["name"],
+                            t.get("arguments") or {},
+                            t.get("id"),
+                            t.get("result"),
+                            t.get("source"),
+                            t.get("latency_ms"),
+                            bool(t.get("error")),
+                        )
                         for t in m.get("tool_calls") or []
                     ],
                 )

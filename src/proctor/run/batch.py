@@ -15,17 +15,20 @@ import anyio
 
 from proctor.checks._judging import Judge
 from proctor.drivers.simulator import Simulator
+from proctor.models import Model, ModelSettings, get_model
 from proctor.results import TrialResult
 from proctor.run.arms import run_simulated_trial
 from proctor.run.execute import execute
 from proctor.run.options import RunObserver, RunOptions
 from proctor.run.plan import Plan, TrialWork, plan_run, target_identity, trial_seed
+from proctor.run.prepare import serve_tools
 from proctor.run.record import Recorder, RunOutcome
 from proctor.run.services import ModelServices
 from proctor.run.trial import run_trial
 from proctor.scoring import ErrorBudget
 from proctor.state import StateManager, start_states
 from proctor.suite import Case, Suite
+from proctor.suite._tools import ToolSpec
 from proctor.targets import SessionContext, Target, build_target
 from proctor.traces import open_export
 
@@ -40,6 +43,7 @@ class _Resources:
     """
 
     def __init__(self, plan: Plan, options: RunOptions) -> None:
+        self.options = options
         self.targets: dict[str, Target] = {}
         built: dict[str, Target] = {}
         for key, spec in plan.targets.items():
@@ -72,6 +76,20 @@ class _Resources:
             key = f"{case.file}::{case.name}"
             self.judges[key] = models.judge_for(case) if models else None
             self.simulators[key] = models.simulator_for(case) if models and case.simulate is not None else None
+
+    def tool_model(self, tool: ToolSpec, case: Case) -> Model | None:
+        """The model that plays a simulated tool (see `_tool_model_name`), or `None` when none is configured."""
+        name = _tool_model_name(tool, case, self.options)
+        if name is None:
+            return None
+        models = self.models
+        settings = ModelSettings(
+            ledger=models.ledger if models else None,
+            budget=models.budget if models else None,
+            prices=models.prices if models else None,
+            cache=None,  # a simulated tool is not cached: record it into a cassette to fix its answers
+        )
+        return get_model(name, settings=settings)
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -111,6 +129,7 @@ async def run(
         stack.push_async_callback(resources.aclose)
         await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
         resources.start_models(plan, options)
+        await stack.enter_async_context(serve_tools(plan.cases, resources.tool_model))
         target = ", ".join(sorted({t.name for t in resources.distinct}))
         exports = open_export(
             enabled=options.otel, endpoint=options.otel_endpoint, url_template=options.trace_url,
@@ -157,12 +176,32 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
         timeout=case.timeout,
         variables={"seed": trial_seed(options.seed, key, work.number), **plan.variables[key]},
     )
+    unplayed = _unplayed_tool(case, options)
+    if unplayed is not None:  # like a simulated user without a model: skipped, never guessed
+        return TrialResult(case_key=key, trial=work.number, status="skipped", score=None, reason=unplayed)
     states = resources.states if key in plan.state_keys else None
     target, judge = resources.targets[key], resources.judges[key]
     if case.simulate is not None:
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
     return await run_trial(case, work.number, target, context, judge, states, strict=options.strict)
+
+
+def _tool_model_name(tool: ToolSpec, case: Case, options: RunOptions) -> str | None:
+    """The tool's own model, else the simulated user's: `--simulator`, `simulator:`, `--judge`, `judge:`."""
+    judge = case.judge.model if case.judge is not None else None
+    return tool.simulator_model(options.simulator, case.simulator, options.judge, judge)
+
+
+def _unplayed_tool(case: Case, options: RunOptions) -> str | None:
+    """Why the case's trials cannot run: a simulated tool no model can play (`None` when every tool can)."""
+    for name, tool in case.tools.items():
+        if tool.simulate not in (None, False) and _tool_model_name(tool, case, options) is None:
+            return (
+                f"tool {name!r} is played by a model, but none is configured: pass --simulator provider/model "
+                "(or --judge), or give the tool 'simulate: {model: provider/model}'"
+            )
+    return None
 
 
 def run_sync(

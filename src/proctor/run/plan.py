@@ -156,8 +156,8 @@ def _case_variables(case: Case) -> dict[str, Any]:
 
 
 def needs_state(case: Case) -> bool:
-    """Whether the case's trials need a graph: setups, a suite `state:`, or a check that queries state."""
-    if case.setups or case.state is not None:
+    """Whether the case's trials need a graph: setups, `state:`, a state check, or a Cypher tool mock."""
+    if case.setups or case.state is not None or any(tool.uses_graph for tool in case.tools.values()):
         return True
     return any(registry.resolve(spec.type)[0].needs_state for spec in case.assert_)
 

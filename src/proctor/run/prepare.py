@@ -8,8 +8,9 @@ closed before the conversation (`seed_session: prior`, the default), or in the e
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +22,12 @@ from proctor.targets import Session, SessionContext, Target
 
 if TYPE_CHECKING:
     from proctor.state import StateManager
+    from proctor.tools import ModelFor, ToolServer, TrialTools
 
-__all__ = ["Prepared", "deliver_seeds", "prepare"]
+__all__ = ["TOOL_SERVER", "Prepared", "deliver_seeds", "prepare", "serve_tools"]
+
+TOOL_SERVER: ContextVar[ToolServer | None] = ContextVar("proctor_tool_server", default=None)
+"""The run's tool server, for the trials it runs (set by `serve_tools`; tasks inherit it)."""
 
 
 @dataclass(slots=True)
@@ -43,6 +48,8 @@ class Prepared:
     """The error's class name."""
     warnings: list[str] = field(default_factory=list)
     """Problems after the trial (a failed teardown), added when the graph is released."""
+    tools: TrialTools | None = None
+    """The trial's tool endpoint and the calls made to it; `None` when the case declares no tools."""
 
     async def close_session(self) -> None:
         """Close the session now (before judging, which may take a while); later calls do nothing."""
@@ -87,13 +94,78 @@ async def prepare(
         if lease is not None:
             prepared.context = replace(context, variables={**context.variables, **lease.variables})
             prepared.graph = lease.graph
-        await _open(prepared, case, target)
-        try:
-            yield prepared
-        finally:
-            await prepared.close_session()
+        async with _tools(case, prepared):
+            if prepared.error is None:
+                await _open(prepared, case, target)
+            if prepared.tools is not None and prepared.session is not None:
+                prepared.session = _watched(prepared.session, prepared.tools)
+            try:
+                yield prepared
+            finally:
+                await prepared.close_session()
     if lease is not None:
         prepared.warnings.extend(lease.warnings)
+
+
+@asynccontextmanager
+async def serve_tools(cases: Iterable[Case], model_for: ModelFor | None = None) -> AsyncIterator[ToolServer | None]:
+    """Run one tool server for the trials of a run when any case declares tools (else nothing starts).
+
+    Trials started inside the block (in tasks created inside it) use it through `TOOL_SERVER`.
+
+    Raises:
+        ConfigError: The `tools` extra (the MCP SDK) is not installed.
+    """
+    if not any(case.tools for case in cases):
+        yield None
+        return
+    server_class = _tool_server_class()
+    async with server_class(model_for) as server:
+        token = TOOL_SERVER.set(server)
+        try:
+            yield server
+        finally:
+            TOOL_SERVER.reset(token)
+
+
+def _tool_server_class() -> type[ToolServer]:
+    try:
+        # Local: the MCP SDK is an optional extra, and loads in ~0.6 s; only runs that serve tools pay it.
+        from proctor.tools import ToolServer
+    except ImportError as exc:
+        raise ConfigError(
+            f"a case declares tools, which Proctor serves over MCP: pip install 'proctor-eval[tools]' ({exc})"
+        ) from None
+    return ToolServer
+
+
+@asynccontextmanager
+async def _tools(case: Case, prepared: Prepared) -> AsyncIterator[None]:
+    """The trial's tool endpoint (on the run's server, else a private one); a failure is `prepared.error`."""
+    if not case.tools:
+        yield
+        return
+    async with AsyncExitStack() as stack:
+        try:
+            server = TOOL_SERVER.get()
+            if server is None:  # a trial run on its own (a library caller): a server of its own
+                server = await stack.enter_async_context(_tool_server_class()())
+            tools = await stack.enter_async_context(server.trial(case, prepared.graph))
+        except ProctorError as exc:
+            prepared.error, prepared.error_type = f"tools: {exc}", type(exc).__name__
+        else:
+            prepared.tools = tools
+            variables = {**prepared.context.variables, "tools_url": tools.url}
+            prepared.context = replace(prepared.context, variables=variables)
+        yield
+
+
+def _watched(session: Session, tools: TrialTools) -> Session:
+    # Local: only cases with tools get here, and the tools package loads the MCP SDK.
+    from proctor.tools import ToolCallsSession
+
+    watched: Session = ToolCallsSession(session, tools)
+    return watched
 
 
 async def _open(prepared: Prepared, case: Case, target: Target) -> None:

@@ -35,12 +35,14 @@ from proctor.suite._simulate import (
 from proctor.suite._state import Isolation, SetupSpec, SetupStep, StateSpec, split_statements
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._targets import (
+    A2ATargetSpec,
     EmbabelTargetSpec,
     HttpObjectContextSpec,
     HttpRequestSpec,
     HttpSessionSpec,
     HttpTargetSpec,
     LobuTargetSpec,
+    McpTargetSpec,
     OpenAITargetSpec,
     PythonTargetSpec,
     TargetSpec,
@@ -56,6 +58,7 @@ __all__ = [
     "HOME_ENV",
     "MAX_FILE_BYTES",
     "PROJECT_FILE",
+    "A2ATargetSpec",
     "ArgStrategy",
     "Arm",
     "AssertionOptions",
@@ -74,6 +77,7 @@ __all__ = [
     "JudgeSpec",
     "LobuTargetSpec",
     "MatchingSpec",
+    "McpTargetSpec",
     "OpenAITargetSpec",
     "PersonaSpec",
     "Project",

@@ -29,6 +29,7 @@ from proctor.suite._policy import code_problems, judge_prompts
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
+from proctor.suite._tools import merge_tools
 from proctor.suite._trust import PROJECT_FILE, FileRefError, Trust, find_project, read_named_text
 from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan, syntax_mark, syntax_message, top_level_keys
 from proctor.suite.formats.embabel import (
@@ -691,6 +692,7 @@ def _resolve(
                 simulator=spec.simulator,
                 seeds=(*spec.seeds, *case.seeds),
                 seed_session=case.seed_session if case.seeds else spec.seed_session,
+                tools=merge_tools(spec.tools, case.tools),  # the case's override the file's, by name
                 metadata={"format": source} if source else {},
             )
         )

@@ -23,6 +23,7 @@ from proctor.suite._journey import JourneySpec
 from proctor.suite._simulate import SeedSpec, SimulateSpec
 from proctor.suite._state import SetupSpec, StateSpec, shorthand_assertion
 from proctor.suite._targets import TargetSpec, parse_target_string
+from proctor.suite._tools import ToolSpec, valid_tool_names
 
 __all__ = [
     "AssertionOptions",
@@ -193,6 +194,13 @@ class _CaseFields(_Strict):
     """Memory seeds delivered before each conversation (file-level seeds come first)."""
     seed_session: Literal["prior", "same"] = "prior"
     """Where conversation seeds are replayed: a `prior` session of their own, or the `same` session."""
+    tools: dict[str, ToolSpec] = Field(default_factory=dict)
+    """Tools Proctor serves the agent over MCP in each trial (a case's override the file's by name)."""
+
+    @field_validator("tools")
+    @classmethod
+    def _tool_names(cls, value: dict[str, ToolSpec]) -> dict[str, ToolSpec]:
+        return valid_tool_names(value)
 
     @field_validator("assert_", "assertions")
     @classmethod

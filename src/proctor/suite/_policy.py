@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from proctor.suite._model import AssertionSpec, CheckCatalog, SuiteFileSpec
-from proctor.suite._targets import PythonTargetSpec
+from proctor.suite._targets import McpTargetSpec, PythonTargetSpec
+from proctor.suite._tools import ToolServerSpec
 from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_text
 
 __all__ = ["code_problems", "judge_prompts"]
@@ -32,6 +33,12 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
             if reference is not None:
                 message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
                 problems.append((("target", field), message))
+    if isinstance(target, McpTargetSpec) and target.command is not None and not trust.target_from_command_line:
+        message = f"the suite names a program to start as the agent ({' '.join(target.command)}); {HOW_TO_TRUST}"
+        problems.append((("target", "command"), message))
+    for loc, command in _tool_commands(spec):
+        message = f"the suite names a program to start as a tool server ({' '.join(command)}); {HOW_TO_TRUST}"
+        problems.append((loc, message))
     for loc, model in _models(spec):
         plugin = _model_plugin(model)
         if plugin is not None:
@@ -49,6 +56,19 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
 
 MODEL_PLUGINS = "proctor.models"
 """The entry-point group of model provider plugins (`proctor.models._registry.ENTRY_POINT_GROUP`)."""
+
+
+def _tool_commands(spec: SuiteFileSpec) -> Iterator[tuple[Loc, list[str]]]:
+    """The stdio tool servers (`tools.<name>.proxy.command`) of the file and its cases."""
+    blocks: list[tuple[Loc, dict[str, Any]]] = [((), spec.tools)]
+    blocks.extend((("cases", i), case.tools) for i, case in enumerate(spec.cases or []))
+    for loc, tools in blocks:
+        for name, tool in tools.items():
+            if tool.proxy is not None and tool.proxy.command is not None:
+                yield (*loc, "tools", name, "proxy", "command"), tool.proxy.command
+            source = tool.schema_from
+            if isinstance(source, ToolServerSpec) and source.command is not None:
+                yield (*loc, "tools", name, "schema_from", "command"), source.command
 
 
 def _models(spec: SuiteFileSpec) -> Iterator[tuple[Loc, str]]:

@@ -10,6 +10,7 @@ from proctor.suite._model import AssertionSpec, JudgeSpec, ScoringSpec, TurnSpec
 from proctor.suite._simulate import SeedSpec, SimulateSpec
 from proctor.suite._state import SetupStep, StateSpec
 from proctor.suite._targets import TargetSpec
+from proctor.suite._tools import ToolSpec
 
 __all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TRIALS", "Case", "Rubric", "Suite"]
 
@@ -73,6 +74,8 @@ class Case:
     """Memory seeds delivered before each conversation (Embabel's `seeds`)."""
     seed_session: str = "prior"
     """`prior` (conversation seeds in a session of their own) or `same` (in the evaluated session)."""
+    tools: dict[str, ToolSpec] = field(default_factory=dict)
+    """Tools Proctor serves the agent over MCP in each trial (`proctor.tools`); empty: none."""
 
     @property
     def check_count(self) -> int:

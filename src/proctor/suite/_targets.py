@@ -6,13 +6,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
+from proctor.suite._protocol_targets import A2ATargetSpec, McpTargetSpec
+
 __all__ = [
+    "A2ATargetSpec",
     "EmbabelTargetSpec",
     "HttpObjectContextSpec",
     "HttpRequestSpec",
     "HttpSessionSpec",
     "HttpTargetSpec",
     "LobuTargetSpec",
+    "McpTargetSpec",
     "OpenAITargetSpec",
     "PythonTargetSpec",
     "TargetSpec",
@@ -181,7 +185,13 @@ class EmbabelTargetSpec(_Spec):
 
 
 TargetSpec = Annotated[
-    OpenAITargetSpec | HttpTargetSpec | LobuTargetSpec | PythonTargetSpec | EmbabelTargetSpec,
+    OpenAITargetSpec
+    | HttpTargetSpec
+    | LobuTargetSpec
+    | PythonTargetSpec
+    | EmbabelTargetSpec
+    | A2ATargetSpec
+    | McpTargetSpec,
     Field(discriminator="type"),
 ]
 """Any target specification, chosen by its `type`."""
@@ -191,7 +201,8 @@ def parse_target_string(value: str) -> dict[str, Any]:
     """Turn a short target string into a target specification dict.
 
     `http(s)://...` means an OpenAI-compatible server at that base URL; `python:mod:fn` a callable;
-    `lobu:URL` a Lobu gateway; `embabel:URL` an Embabel-protocol agent; `openai:URL` is explicit.
+    `lobu:URL` a Lobu gateway; `embabel:URL` an Embabel-protocol agent; `a2a:URL` an A2A agent;
+    `openai:URL` is explicit.
 
     Args:
         value: The string from `--target` or a suite's `target:`.
@@ -211,9 +222,11 @@ def parse_target_string(value: str) -> dict[str, Any]:
         return {"type": "python", "callable": rest}
     if kind == "lobu":
         return {"type": "lobu", "gateway": rest or None}
+    if kind == "a2a" and rest:
+        return {"type": "a2a", "url": rest}
     if kind == "embabel":
         return {"type": "embabel", **({"base_url": rest} if rest else {})}
     raise ValueError(
         f"cannot read target {value!r}: expected a base URL (http://host:port/v1), "
-        "'python:module:function', 'lobu:URL', 'embabel:URL' or a mapping with a 'type'"
+        "'python:module:function', 'lobu:URL', 'embabel:URL', 'a2a:URL' or a mapping with a 'type'"
     )

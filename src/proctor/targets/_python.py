@@ -69,9 +69,9 @@ def _is_async(function: Callable[..., Any]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
-def _accepts_context(function: Callable[..., Any]) -> bool:
+def _accepts_context(function: Callable[..., Any], name: str = "context") -> bool:
     try:
-        parameter = inspect.signature(function).parameters.get("context")
+        parameter = inspect.signature(function).parameters.get(name)
     except (TypeError, ValueError):
         return False
     return parameter is not None and parameter.kind in (
@@ -84,7 +84,8 @@ class PythonTarget:
     """Calls a Python function with the conversation so far and reads its return value.
 
     The callable gets `list[{"role", "content"}]` (ending with the new user message) and, when it has a
-    `context` parameter, the `SessionContext` as `context=`. Async callables are awaited on the event
+    `context` parameter, the `SessionContext` as `context=`; when it has a `tools_url` parameter, the
+    trial's tool server endpoint (`None` when the case declares no tools). Async callables are awaited on the event
     loop; sync ones run in a worker thread, which is abandoned (left to finish in the background) when
     the caller cancels the turn, e.g. on timeout. It returns a string, a dict (`text` or `content`, plus
     optional `tool_calls`, `usage` and `trace_id`) or an `AgentReply`.
@@ -105,6 +106,8 @@ class PythonTarget:
         self.function = load_callable(spec.callable)
         self.is_async = _is_async(self.function)
         self.wants_context = _accepts_context(self.function)
+        self.wants_tools_url = _accepts_context(self.function, "tools_url")
+        """The callable has a `tools_url` parameter: it gets the trial's tool server endpoint (or `None`)."""
         self.context_function = load_callable(spec.object_context) if spec.object_context else None
         """The `object_context` callable, if the spec names one."""
         self.seed_function = load_callable(spec.seed) if spec.seed else None
@@ -157,6 +160,8 @@ class PythonSession:
         function = target.function
         if target.wants_context:
             function = functools.partial(function, context=context)
+        if target.wants_tools_url:
+            function = functools.partial(function, tools_url=context.variables.get("tools_url"))
         self._function = function
         self.history: list[dict[str, str]] = []
         """The conversation so far as `{role, content}` dicts."""

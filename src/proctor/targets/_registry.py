@@ -127,11 +127,22 @@ def build_target(spec: Any, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -
     return factory(spec)
 
 
-def _builtin(module: str, attribute: str) -> TargetFactory:
-    """A factory that imports its module on first use: the `python` target never loads httpx or Jinja."""
+def _builtin(module: str, attribute: str, extra: str | None = None) -> TargetFactory:
+    """A factory that imports its module on first use: the `python` target never loads httpx or Jinja.
+
+    A target whose SDK is an optional `extra` says which one to install when it is missing.
+    """
 
     def factory(spec: Any, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Target:
-        cls = getattr(importlib.import_module(module), attribute)
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError as exc:
+            if extra is None:
+                raise
+            raise ConfigError(
+                f"the {spec.type} target needs the '{extra}' extra: pip install 'proctor-eval[{extra}]' ({exc})"
+            ) from None
+        cls = getattr(loaded, attribute)
         return cls(spec, max_connections=max_connections)  # type: ignore[no-any-return]
 
     factory.__qualname__ = factory.__name__ = attribute
@@ -144,6 +155,8 @@ _BUILTINS: dict[str, TargetFactory] = {
     "lobu": _builtin("proctor.targets._lobu", "LobuTarget"),
     "python": _builtin("proctor.targets._python", "PythonTarget"),
     "embabel": _builtin("proctor.targets._embabel", "EmbabelTarget"),
+    "a2a": _builtin("proctor.targets._a2a", "A2ATarget", extra="a2a"),
+    "mcp": _builtin("proctor.targets._mcp", "McpTarget", extra="tools"),
 }
 for _name, _factory in _BUILTINS.items():
     register_target(_name, _factory)

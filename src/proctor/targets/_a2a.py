@@ -1,0 +1,232 @@
+"""The `a2a` target: an agent speaking the A2A protocol, through the official SDK's client (`a2a-sdk`).
+
+The agent card is read once per run (`/.well-known/agent-card.json` below the URL); a trial's turns
+share one `context_id` (the agent sees one conversation). See `proctor.suite.A2ATargetSpec` for how
+replies, tool-use parts and failed tasks map into the transcript.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import anyio
+import httpx
+from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, create_client
+from a2a.client.client import Client
+from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+
+from proctor._redact import redact_url
+from proctor.errors import TargetError, TargetProtocolError
+from proctor.suite._protocol_targets import A2ATargetSpec
+from proctor.targets._base import DEFAULT_MAX_CONNECTIONS, SessionContext
+from proctor.targets._graph import graph_headers
+from proctor.targets._http_client import expand_env
+from proctor.transcript import AgentReply, ToolCall
+
+__all__ = ["A2ASession", "A2ATarget"]
+
+_FAILED: dict[int, str] = {
+    TaskState.TASK_STATE_FAILED: "failed",
+    TaskState.TASK_STATE_REJECTED: "was rejected",
+    TaskState.TASK_STATE_CANCELED: "was cancelled",
+    TaskState.TASK_STATE_AUTH_REQUIRED: "needs authorisation",
+}
+_CALL_KINDS = {"function_call", "tool_call", "tool_use"}
+_RESULT_KINDS = {"function_response", "tool_result", "tool_response"}
+
+
+class A2ATarget:
+    """Talks to an A2A agent; one SDK client per run, one A2A context per trial."""
+
+    def __init__(self, spec: A2ATargetSpec, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+        """Prepare the HTTP pool (the card is read when the first session opens).
+
+        Raises:
+            proctor.errors.ConfigError: A header uses an unset `${VAR}`.
+        """
+        self.spec = spec
+        self.url = str(spec.url).rstrip("/")
+        self.name = f"a2a {redact_url(self.url)}"
+        headers = {key: expand_env(value, f"headers.{key}") for key, value in spec.headers.items()}
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        self._http = httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(120.0))
+        self._client: Client | None = None
+        self._lock = anyio.Lock()
+        self.card: dict[str, Any] | None = None
+        """The agent card as read (JSON), once a session opened."""
+
+    async def client(self) -> Client:
+        """The SDK client, made (and the card read) on first use.
+
+        Raises:
+            TargetError: The card cannot be read.
+        """
+        async with self._lock:
+            if self._client is None:
+                config = ClientConfig(streaming=self.spec.streaming, httpx_client=self._http)
+                resolver = A2ACardResolver(self._http, self.url)
+                try:
+                    card = await resolver.get_agent_card(self.spec.card_path)
+                except Exception as exc:  # the SDK raises its own errors and httpx's alike
+                    problem = f"{type(exc).__name__}: {exc}"
+                    raise TargetError(f"cannot read the agent card of {self.name}: {problem}") from exc
+                self.card = MessageToDict(card)
+                self._client = await create_client(card, client_config=config)
+        return self._client
+
+    async def open_session(self, context: SessionContext) -> A2ASession:
+        """Start a conversation (a new A2A context on the agent's first reply).
+
+        Raises:
+            TargetError: The agent card cannot be read.
+        """
+        return A2ASession(self, await self.client(), context)
+
+    async def aclose(self) -> None:
+        """Close the SDK client and the connection pool."""
+        if self._client is not None:
+            await self._client.close()
+        await self._http.aclose()
+
+
+class A2ASession:
+    """One conversation: one `context_id`, a task continued while it asks for input."""
+
+    def __init__(self, target: A2ATarget, client: Client, context: SessionContext) -> None:
+        self._target = target
+        self._client = client
+        self._context = context
+        self.context_id: str | None = None
+        """The A2A context of this conversation, once the agent named it."""
+        self.task_id: str | None = None
+        """A task waiting for the user's input (continued by the next message)."""
+
+    async def send(self, message: str) -> AgentReply:
+        """Send one message and collect the task's updates into a reply.
+
+        Raises:
+            TargetError: The agent could not be reached, or its task failed, was rejected or cancelled.
+        """
+        request = SendMessageRequest(
+            message=Message(
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_USER,
+                parts=[Part(text=message)],
+                context_id=self.context_id or "",
+                task_id=self.task_id or "",
+            )
+        )
+        headers = graph_headers(self._context.variables)  # the trial's graph and tools, when Proctor has them
+        call = ClientCallContext(service_parameters=headers, timeout=self._context.timeout)
+        reply = _Reply()
+        started = time.perf_counter()
+        try:
+            async for event in self._client.send_message(request, context=call):
+                reply.add(event)
+        except Exception as exc:  # transport and protocol errors of the SDK
+            raise TargetError(f"{self._target.name}: {type(exc).__name__}: {exc}") from exc
+        self.context_id = reply.context_id or self.context_id
+        self.task_id = reply.task_id if reply.state == TaskState.TASK_STATE_INPUT_REQUIRED else None
+        if reply.state in _FAILED:
+            why = f": {reply.text()}" if reply.text() else ""
+            raise TargetError(f"the agent's task {_FAILED[reply.state]}{why}")
+        if not reply.seen:
+            raise TargetProtocolError(f"{self._target.name} answered with no task or message")
+        return AgentReply(
+            text=reply.text(),
+            tool_calls=reply.calls,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            raw=reply.raw,
+        )
+
+    async def aclose(self) -> None:
+        """Forget the conversation (A2A has no call to end a context)."""
+        self.context_id = self.task_id = None
+
+
+class _Reply:
+    """The events of one message's task, folded: texts by artifact, tool calls, the last state."""
+
+    def __init__(self) -> None:
+        self.artifacts: dict[str, list[str]] = {}
+        self.messages: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.state: int | None = None
+        self.context_id: str | None = None
+        self.task_id: str | None = None
+        self.raw: list[dict[str, Any]] = []
+        self.seen = False
+
+    def add(self, event: StreamResponse) -> None:
+        self.seen = True
+        self.raw.append(MessageToDict(event))
+        kind = event.WhichOneof("payload")
+        if kind == "task":
+            task = event.task
+            self._ids(task.context_id, task.id)
+            for artifact in task.artifacts:
+                self._artifact(artifact.artifact_id, artifact.parts, append=False)
+            self._status(task.status)
+        elif kind == "message":
+            self._ids(event.message.context_id, event.message.task_id or None)
+            self._message(event.message)
+        elif kind == "status_update":
+            self._ids(event.status_update.context_id, event.status_update.task_id)
+            self._status(event.status_update.status)
+        elif kind == "artifact_update":
+            update = event.artifact_update
+            self._ids(update.context_id, update.task_id)
+            self._artifact(update.artifact.artifact_id, update.artifact.parts, append=update.append)
+
+    def _ids(self, context_id: str, task_id: str | None) -> None:
+        self.context_id = context_id or self.context_id
+        self.task_id = task_id or self.task_id
+
+    def _status(self, status: Any) -> None:
+        self.state = status.state
+        if status.HasField("message") and status.message.role == Role.ROLE_AGENT:
+            self._message(status.message)
+
+    def _message(self, message: Message) -> None:
+        text = self._parts(message.parts)
+        if text:
+            self.messages.append(text)
+
+    def _artifact(self, artifact_id: str, parts: Any, *, append: bool) -> None:
+        text = self._parts(parts)
+        chunks = self.artifacts.setdefault(artifact_id, [])
+        if not append:
+            chunks.clear()
+        if text:
+            chunks.append(text)
+
+    def _parts(self, parts: Any) -> str:
+        texts = []
+        for part in parts:
+            kind = part.WhichOneof("content")
+            if kind == "text":
+                texts.append(part.text)
+            elif kind == "data":
+                self._data(MessageToDict(part.data), MessageToDict(part.metadata))
+        return "".join(texts)
+
+    def _data(self, data: Any, metadata: dict[str, Any]) -> None:
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            return
+        marker = metadata.get("adk_type") or metadata.get("type") or data.get("type")
+        if marker in _CALL_KINDS or (marker is None and ("args" in data or "arguments" in data)):
+            arguments = data.get("args", data.get("arguments")) or {}
+            arguments = dict(arguments) if isinstance(arguments, dict) else {}
+            self.calls.append(ToolCall(data["name"], arguments, data.get("id")))
+        elif marker in _RESULT_KINDS:
+            for call in reversed(self.calls):
+                if call.name == data["name"] and call.result is None:
+                    call.result = data.get("response", data.get("result"))
+                    break
+
+    def text(self) -> str:
+        artifacts = ["".join(chunks) for chunks in self.artifacts.values() if chunks]
+        return "\n".join(artifacts) if artifacts else "\n".join(self.messages)
