@@ -25,6 +25,7 @@ from ruamel.yaml.error import YAMLError as RuamelError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._params import expand_params
 from proctor.suite._policy import code_problems, judge_prompts
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
@@ -257,12 +258,18 @@ def load_suite_file(
         data = embabel_to_suite(data, path.stem)
         positions = {move(loc): at for loc, at in positions.items()}
         key_positions = {move(loc): at for loc, at in key_positions.items()}
+    expansion = expand_params(data, path, trust, positions, key_positions)  # `vars:` and `dataset:` rows
+    data, positions, key_positions = expansion.data, expansion.positions, expansion.key_positions
     try:
         spec = SuiteFileSpec.model_validate(data, context={"checks": checks})
-    except ValidationError as exc:
-        issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
-        raise SuiteError(issues) from None
-    return _resolve(path, spec, positions, source, trust, checks)
+        return _resolve(path, spec, positions, source, trust, checks)
+    except (ValidationError, SuiteError) as exc:  # an expanded case's problems are named by its template and row
+        issues = (
+            list(exc.issues)
+            if isinstance(exc, SuiteError)
+            else [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
+        )
+        raise SuiteError(expansion.relabel(issues)) from None
 
 
 MAX_SUITE_BYTES = 32 * 1024 * 1024
@@ -277,6 +284,7 @@ def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust 
         if source:
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
+            fast = expand_params(fast, path, trust).data  # `vars:` and `dataset:` rows
             spec = SuiteFileSpec.model_validate(fast, context={"checks": checks})
             return _resolve(path, spec, {}, source, trust, checks)
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
@@ -599,7 +607,7 @@ def _resolve(
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
     else:
-        case_specs = [(CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate), ())]
+        case_specs = [(CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate, vars=spec.vars), ())]
     cases = []
     for case, loc in case_specs:
         is_single = spec.cases is None
@@ -632,6 +640,7 @@ def _resolve(
                 seeds=(*spec.seeds, *case.seeds),
                 seed_session=case.seed_session if case.seeds else spec.seed_session,
                 metadata={"format": source} if source else {},
+                vars=case.vars,
             )
         )
     if issues:

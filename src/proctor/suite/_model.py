@@ -29,6 +29,7 @@ __all__ = [
     "AssertionSpec",
     "CaseSpec",
     "CheckCatalog",
+    "DatasetSpec",
     "JudgeSpec",
     "ScoringSpec",
     "SuiteFileSpec",
@@ -171,6 +172,17 @@ class JudgeSpec(_Strict):
     """Judge requests per minute, if the provider limits them."""
 
 
+class DatasetSpec(_Strict):
+    """Where a parametrised case's rows come from (`proctor.suite._params`), in its long form."""
+
+    path: str | None = None
+    """A CSV, JSONL, JSON or YAML file, relative to the suite file."""
+    rows: list[dict[str, Any]] | None = None
+    """The rows themselves."""
+    name_from: str | None = None
+    """The column each expanded case is named by (`name[value]`); default the row number (`name[1]`)."""
+
+
 class _CaseFields(_Strict):
     assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
     """Checks over the whole conversation (tool-call trajectories, state), run after its last turn."""
@@ -193,6 +205,10 @@ class _CaseFields(_Strict):
     """Memory seeds delivered before each conversation (file-level seeds come first)."""
     seed_session: Literal["prior", "same"] = "prior"
     """Where conversation seeds are replayed: a `prior` session of their own, or the `same` session."""
+    vars: dict[str, Any] = Field(default_factory=dict)
+    """Template variables (`{{ name }}`) for the case's strings; the suite's are every case's defaults."""
+    dataset: str | list[dict[str, Any]] | DatasetSpec | None = None
+    """Rows that expand the case into one case per row (a file path, a list, or `{path|rows, name_from}`)."""
 
     @field_validator("assert_", "assertions")
     @classmethod

@@ -73,6 +73,8 @@ class Case:
     """Memory seeds delivered before each conversation (Embabel's `seeds`)."""
     seed_session: str = "prior"
     """`prior` (conversation seeds in a session of their own) or `same` (in the evaluated session)."""
+    vars: dict[str, Any] = field(default_factory=dict)
+    """The template variables the case was rendered with (a dataset row's columns among them)."""
 
     @property
     def check_count(self) -> int:
