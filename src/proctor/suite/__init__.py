@@ -13,6 +13,7 @@ from proctor.suite._model import (
     SuiteFileSpec,
     TurnSpec,
 )
+from proctor.suite._policy import PYTHON_FILE_REFERENCE
 from proctor.suite._simulate import (
     DEFAULT_GREETINGS,
     DEFAULT_SIGNOFF,
@@ -48,6 +49,7 @@ __all__ = [
     "DEFAULT_TRIALS",
     "MAX_FILE_BYTES",
     "PROJECT_FILE",
+    "PYTHON_FILE_REFERENCE",
     "ArgStrategy",
     "Arm",
     "AssertionOptions",

@@ -26,7 +26,7 @@ from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
 from proctor.suite._params import expand_params
-from proctor.suite._policy import code_problems, judge_prompts
+from proctor.suite._policy import code_problems, judge_prompts, python_files, with_python_files
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
@@ -589,6 +589,9 @@ def _resolve(
 
     for loc, message in code_problems(spec, trust, checks):
         report(loc, message)
+    resolved_python, python_problems = python_files(spec, path.parent, root)  # `type: python` file functions
+    for loc, message in python_problems:
+        report(loc, message)
     prompts, problems = judge_prompts(spec, path.parent, trust)
     for loc, message in problems:
         report(loc, message)
@@ -612,35 +615,38 @@ def _resolve(
     for case, loc in case_specs:
         is_single = spec.cases is None
         cases.append(
-            Case(
-                name=case.name,
-                file=path,
-                suite=name,
-                turns=tuple(case.turns),
-                trials=case.trials or spec.trials or DEFAULT_TRIALS,
-                timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
-                tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
-                scoring=case.scoring or spec.scoring or ScoringSpec(),
-                description=case.description if not is_single else spec.description,
-                rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
-                target=spec.target,
-                judge=judge,
-                # file-level checks apply to every case; `expect:` adds a journey check
-                assert_=(
-                    *spec.assert_,
-                    *spec.assertions,  # Embabel's name for the same list
-                    *case.assert_,
-                    *case.assertions,
-                    *_journey(case.expect or spec.expect),
+            with_python_files(
+                Case(
+                    name=case.name,
+                    file=path,
+                    suite=name,
+                    turns=tuple(case.turns),
+                    trials=case.trials or spec.trials or DEFAULT_TRIALS,
+                    timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
+                    tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
+                    scoring=case.scoring or spec.scoring or ScoringSpec(),
+                    description=case.description if not is_single else spec.description,
+                    rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
+                    target=spec.target,
+                    judge=judge,
+                    # file-level checks apply to every case; `expect:` adds a journey check
+                    assert_=(
+                        *spec.assert_,
+                        *spec.assertions,  # Embabel's name for the same list
+                        *case.assert_,
+                        *case.assertions,
+                        *_journey(case.expect or spec.expect),
+                    ),
+                    setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
+                    state=state,
+                    simulate=_simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
+                    simulator=spec.simulator,
+                    seeds=(*spec.seeds, *case.seeds),
+                    seed_session=case.seed_session if case.seeds else spec.seed_session,
+                    metadata={"format": source} if source else {},
+                    vars=case.vars,
                 ),
-                setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
-                state=state,
-                simulate=_simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
-                simulator=spec.simulator,
-                seeds=(*spec.seeds, *case.seeds),
-                seed_session=case.seed_session if case.seeds else spec.seed_session,
-                metadata={"format": source} if source else {},
-                vars=case.vars,
+                resolved_python,
             )
         )
     if issues:

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+import re
+from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from proctor.suite._model import AssertionSpec, CheckCatalog, SuiteFileSpec
+from proctor.suite._suite import Case
 from proctor.suite._targets import PythonTargetSpec
-from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_text
+from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_file, read_named_text
 
-__all__ = ["code_problems", "judge_prompts"]
+__all__ = ["PYTHON_FILE_REFERENCE", "code_problems", "judge_prompts", "python_files", "with_python_files"]
 
 Loc = tuple[str | int, ...]
+
+PYTHON_FILE_REFERENCE = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
+"""A `python` check's value naming a function in a file (`path.py:function`); any other value is an expression."""
 
 
 def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog | None) -> list[tuple[Loc, str]]:
@@ -37,6 +43,10 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
         if plugin is not None:
             message = f"model {model!r} comes from the provider plugin {plugin}; {HOW_TO_TRUST}"
             problems.append((loc, message))
+    for loc, assertion in _assertions(spec):
+        if _python_file(assertion) is not None:
+            message = f"the suite names Python code to run ({assertion.value}); {HOW_TO_TRUST}"
+            problems.append(((*loc, "value"), message))
     plugin_of = getattr(checks, "plugin_of", None)
     if plugin_of is not None:
         for loc, assertion in _assertions(spec):
@@ -95,3 +105,45 @@ def judge_prompts(spec: SuiteFileSpec, base: Path, trust: Trust | None) -> tuple
         except FileRefError as exc:
             problems.append((("judge", "prompts", name), str(exc)))
     return prompts, problems
+
+
+def _python_file(assertion: AssertionSpec) -> re.Match[str] | None:
+    if assertion.type != "python" or not isinstance(assertion.value, str):
+        return None
+    return PYTHON_FILE_REFERENCE.match(assertion.value)
+
+
+def python_files(
+    spec: SuiteFileSpec, base: Path, root: Path | None
+) -> tuple[dict[int, AssertionSpec], list[tuple[Loc, str]]]:
+    """The `python` checks that name a file function, with the path made absolute (relative to `base`).
+
+    The file must exist and lie inside `root` (`None`: anywhere); it is not imported here.
+
+    Returns:
+        Each such assertion (by `id`) with its resolved value, and the problems found.
+    """
+    resolved: dict[int, AssertionSpec] = {}
+    problems: list[tuple[Loc, str]] = []
+    for loc, assertion in _assertions(spec):
+        match = _python_file(assertion)
+        if match is None:
+            continue
+        try:
+            read_named_file(match["path"], base, root, "python check file")
+        except FileRefError as exc:
+            problems.append(((*loc, "value"), str(exc)))
+            continue
+        value = f"{(base / match['path']).resolve()}:{match['function']}"
+        resolved[id(assertion)] = assertion.model_copy(update={"value": value})
+    return resolved, problems
+
+
+def with_python_files(case: Case, resolved: Mapping[int, AssertionSpec]) -> Case:
+    """`case` with its `python` file checks replaced by their resolved twins (`python_files`)."""
+    if not resolved:
+        return case
+    turns = tuple(
+        turn.model_copy(update={"assert_": [resolved.get(id(a), a) for a in turn.assert_]}) for turn in case.turns
+    )
+    return dataclasses.replace(case, turns=turns, assert_=tuple(resolved.get(id(a), a) for a in case.assert_))
