@@ -27,6 +27,7 @@ from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
 from proctor.suite._params import expand_params
 from proctor.suite._policy import code_problems, judge_prompts, python_files, with_python_files
+from proctor.suite._scenario import scenario_simulate
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
@@ -610,7 +611,12 @@ def _resolve(
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
     else:
-        case_specs = [(CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate, vars=spec.vars), ())]
+        case_specs = [
+            (
+                CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate, vars=spec.vars, script=spec.script),
+                (),
+            )
+        ]
     cases = []
     for case, loc in case_specs:
         is_single = spec.cases is None
@@ -639,12 +645,16 @@ def _resolve(
                     ),
                     setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
                     state=state,
-                    simulate=_simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
+                    simulate=scenario_simulate(
+                        _simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
+                        case.script,
+                    ),
                     simulator=spec.simulator,
                     seeds=(*spec.seeds, *case.seeds),
                     seed_session=case.seed_session if case.seeds else spec.seed_session,
                     metadata={"format": source} if source else {},
                     vars=case.vars,
+                    script=tuple(case.script or ()),
                 ),
                 resolved_python,
             )

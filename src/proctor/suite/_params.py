@@ -61,7 +61,7 @@ _MARKERS = ("{{", "{%", "{#")
 _SINGLE = re.compile(r"\{\{-?\s*((?:(?!\{\{|\}\}).)+?)\s*-?\}\}", re.DOTALL)
 _FILE_LEVEL_SKIPPED = frozenset({"judge", "state", "simulator", "version", "cases", "target", "vars", "dataset"})
 """File-level keys never rendered with the suite's variables (`target` is rendered by its own rule)."""
-_SINGLE_CASE_KEYS = ("turns", "simulate", "assert", "assertions", "expect", "description")
+_SINGLE_CASE_KEYS = ("turns", "simulate", "script", "assert", "assertions", "expect", "description")
 """What moves into the case when a single-case (Lobu layout) file has a `dataset:`."""
 
 

@@ -85,6 +85,11 @@ def _assertions(spec: SuiteFileSpec) -> Iterator[tuple[Loc, AssertionSpec]]:
         for turn_index, turn in enumerate(getattr(holder, "turns", None) or []):
             for index, assertion in enumerate(turn.assert_):
                 yield (*loc, "turns", turn_index, "assert", index), assertion
+        for step_index, step in enumerate(getattr(holder, "script", None) or []):
+            for index, assertion in enumerate(step.assert_):
+                yield (*loc, "script", step_index, "assert", index), assertion
+            for index, assertion in enumerate(step.check or []):
+                yield (*loc, "script", step_index, "check", index), assertion
 
 
 def judge_prompts(spec: SuiteFileSpec, base: Path, trust: Trust | None) -> tuple[dict[str, str], list[tuple[Loc, str]]]:
@@ -146,4 +151,14 @@ def with_python_files(case: Case, resolved: Mapping[int, AssertionSpec]) -> Case
     turns = tuple(
         turn.model_copy(update={"assert_": [resolved.get(id(a), a) for a in turn.assert_]}) for turn in case.turns
     )
-    return dataclasses.replace(case, turns=turns, assert_=tuple(resolved.get(id(a), a) for a in case.assert_))
+    script = tuple(
+        step.model_copy(
+            update={
+                "assert_": [resolved.get(id(a), a) for a in step.assert_],
+                "check": None if step.check is None else [resolved.get(id(a), a) for a in step.check],
+            }
+        )
+        for step in case.script
+    )
+    asserts = tuple(resolved.get(id(a), a) for a in case.assert_)
+    return dataclasses.replace(case, turns=turns, assert_=asserts, script=script)
