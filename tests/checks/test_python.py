@@ -19,7 +19,7 @@ TRANSCRIPT = [
     Message("assistant", "Tokyo.", [ToolCall("lookup", {"country": "Japan"})]),
 ]
 
-FUNCTIONS = '''\
+FUNCTIONS = """\
 from proctor.checks import CheckResult
 
 
@@ -45,7 +45,7 @@ def broken(reply):
 
 def says_nothing(reply):
     return "maybe"
-'''
+"""
 
 
 def write(path: Path, text: str) -> Path:
@@ -106,7 +106,7 @@ def test_an_expression_score_passes_at_the_threshold_and_other_values_are_errors
 
 
 def test_the_sandbox_limits_hold_for_expressions(tmp_path: Path) -> None:
-    checks = "[{type: python, value: \"reply.__class__\"}]"
+    checks = '[{type: python, value: "reply.__class__"}]'
     with pytest.raises(SuiteError) as info:
         load(suite(tmp_path, checks))
     assert "suite.yaml:5:" in str(info.value) and "not allowed" in str(info.value)

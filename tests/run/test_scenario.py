@@ -195,4 +195,3 @@ def test_bad_script_steps_are_located(tmp_path: Path, step: str, message: str) -
         load_suite_file(path, registry)
     text = str(info.value)
     assert "bad.yaml:3:" in text and "script[0]" in text and message in text, text
-
