@@ -72,15 +72,15 @@ def _target_override(target: str | None, gateway: str | None, agent: str | None)
 def run_command(
     paths: list[Path] = typer.Argument(None, help="Suite files or directories (default: current directory)."),
     case: list[str] = typer.Option([], "--case", "-c", envvar="PROCTOR_CASE", help="Only this case (repeat)."),
-    target: str | None = typer.Option(
-        None,
+    target: list[str] = typer.Option(  # repeatable: a matrix (proctor.cli._matrix)
+        [],
         "--target",
         envvar="PROCTOR_TARGET",
         help="Agent to evaluate: base URL of an OpenAI-compatible server, python:mod:fn, or lobu:URL. "
         "Overrides the suites' target.",
     ),
-    model: str | None = typer.Option(
-        None, "--model", "-m", envvar="PROCTOR_MODEL", help="Model sent to the agent; names the run."
+    model: list[str] = typer.Option(  # repeatable: a matrix (proctor.cli._matrix)
+        [], "--model", "-m", envvar="PROCTOR_MODEL", help="Model sent to the agent; names the run."
     ),
     trials: int | None = typer.Option(
         None, "--trials", envvar="PROCTOR_TRIALS", min=1, help="Trials per case (overrides the suites)."
@@ -190,7 +190,7 @@ def run_command(
     suites: Any = load_suites_or_exit(
         paths or [],
         trusted=trust,
-        target_from_command_line=target is not None or gateway is not None,
+        target_from_command_line=bool(target) or gateway is not None,
         simulate=simulate or None,
     )
     gc.freeze()  # the loaded suites live for the whole run: keep them out of every collection
@@ -211,10 +211,11 @@ def run_command(
     )  # fmt: skip
     first = (paths or [Path(".")])[0]
     default_dir = (first if first.is_dir() else first.parent) / ".results"
+    matrix = len(model) > 1 or len(target) > 1
     options = guard(
         lambda: RunOptions(
-            target=_target_override(target, gateway, agent),
-            model=model,
+            target=None if matrix else _target_override(target[0] if target else None, gateway, agent),
+            model=None if matrix else (model[0] if model else None),
             trials=trials,
             timeout=timeout,
             concurrency=concurrency,
@@ -235,6 +236,19 @@ def run_command(
     observer = None if ci or quiet else Observer(verbose=verbose, live=is_terminal())
     if verbose and not ci:
         _log_queries()
+    if matrix:  # every --model x --target combination, then one comparison
+        from proctor.cli._matrix import run_matrix_command
+
+        specs = [(t, _target_override(t, gateway, agent)) for t in target]
+        try:
+            code = run_matrix_command(
+                suites, cases, options, model, specs, observer=observer, results_dir=default_dir, ci=ci,
+                fail_on_skipped=ci and not allow_skipped,
+            )  # fmt: skip
+        finally:
+            if observer is not None:
+                observer.close()
+        raise typer.Exit(code)
     try:
         outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer))
     finally:

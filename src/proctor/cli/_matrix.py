@@ -1,0 +1,61 @@
+"""`proctor run` with several `--model` or `--target` values: one run per combination, then a comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from proctor.cli._common import guard
+
+# Proctor's own modules are imported inside the body: `proctor --help` imports every command module and
+# must stay fast (tests/test_public_api.py).
+__all__ = ["run_matrix_command"]
+
+
+def run_matrix_command(
+    suites: Any,
+    cases: Any,
+    options: Any,
+    models: list[str],
+    targets: list[tuple[str, Any]],
+    *,
+    observer: Any,
+    results_dir: Path,
+    ci: bool,
+    fail_on_skipped: bool,
+) -> int:
+    """Run every model x target combination, print each run's summary and the comparison; return the exit code.
+
+    The exit code is the most severe of the runs' (`proctor run`'s codes). The group is written beside the
+    results as `<group>.matrix.json`.
+    """
+    import anyio  # the run's event loop (must stay fast: loaded only when a matrix runs)
+
+    from proctor.cli._console import exit_code, summary_json
+    from proctor.run.matrix import combinations, run_matrix
+
+    cells = combinations(models, targets)
+
+    async def main() -> Any:
+        return await run_matrix(suites, options, cells, cases=cases, observer=observer)
+
+    matrix = guard(lambda: anyio.run(main))
+    path = matrix.write(options.results_dir or results_dir)
+    codes = []
+    for cell, outcome in matrix.runs:
+        data = outcome.data
+        codes.append(exit_code(data, fail_on_skipped=fail_on_skipped))
+        if ci:
+            typer.echo(f"{cell.label}: {summary_json(data, outcome.path, fail_on_skipped=fail_on_skipped)}")
+        else:
+            summary = data["summary"]
+            typer.echo(
+                f"{cell.label}: {summary.get('passed', 0)} passed, {summary.get('failed', 0)} failed, "
+                f"{summary.get('errored', 0)} errored; results: {outcome.path}"
+            )
+    typer.echo("")
+    typer.echo(matrix.table())
+    typer.echo(f"matrix: {path}")
+    return max(codes, default=0)
