@@ -257,3 +257,23 @@ def test_bad_vars_and_dataset_shapes_are_located(tmp_path: Path) -> None:
     issues = problems(write(tmp_path, "s.yaml", text))
     assert any(":2:7: vars: 'vars' is a mapping" in i for i in issues)
     assert any(":5:14: cases[0].dataset: a dataset mapping has either 'path'" in i for i in issues)
+
+
+def test_a_case_target_can_differ_per_row_and_a_python_one_needs_trust(tmp_path: Path) -> None:
+    text = """\
+cases:
+  - name: agent
+    dataset: {rows: [{port: 8001, agent: a}, {port: 8002, agent: b}], name_from: agent}
+    target: {type: openai, base_url: "http://127.0.0.1:{{ port }}/v1", model: "{{ agent }}"}
+    turns: [{content: hi}]
+  - name: local
+    target: "python:helpers.agents:echo"
+    turns: [{content: hi}]
+"""
+    path = write(tmp_path, "s.yaml", text)
+    first, second, local = load_suite_file(path, registry).cases
+    assert (str(first.target.base_url), first.target.model) == ("http://127.0.0.1:8001/v1", "a")  # type: ignore[union-attr]
+    assert (str(second.target.base_url), second.target.model) == ("http://127.0.0.1:8002/v1", "b")  # type: ignore[union-attr]
+    assert local.target is not None and local.target.type == "python"
+    (issue,) = problems(path, Trust())
+    assert ":7:13: cases[1].target.callable: the suite names Python code to run (helpers.agents:echo)" in issue

@@ -633,7 +633,7 @@ def _resolve(
                     scoring=case.scoring or spec.scoring or ScoringSpec(),
                     description=case.description if not is_single else spec.description,
                     rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
-                    target=spec.target,
+                    target=case.target or spec.target,
                     judge=judge,
                     # file-level checks apply to every case; `expect:` adds a journey check
                     assert_=(

@@ -290,8 +290,15 @@ class CaseSpec(_CaseFields):
 
     name: str  # required here, optional at file level
     """Case name, unique within the file (used in reports and `--case`)."""
+    target: TargetSpec | None = None
+    """This case's agent, replacing the file's `target:` (e.g. one per dataset row); `--target` overrides it."""
     turns: list[TurnSpec] = Field(default_factory=list)
     """The conversation: user messages in order (may be empty when the case has `simulate:`)."""
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _case_target_string(cls, value: Any) -> Any:
+        return parse_target_string(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _turns_or_simulate(self) -> CaseSpec:

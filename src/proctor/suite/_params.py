@@ -262,8 +262,12 @@ class _Expander:
         dataset, dataset_loc = (own, (*loc, "dataset")) if own is not None else (file_dataset, ("dataset",))
         if moved:
             dataset_loc = ("dataset",)
+        target = case.pop("target", None)
         if dataset is None:
-            yield {**self.render(case, loc, case_vars, None), "vars": case_vars}, None
+            rendered = self.render(case, loc, case_vars, None)
+            if target is not None:
+                rendered["target"] = self.render_target(target, case_vars, (*loc, "target"))
+            yield {**rendered, "vars": case_vars}, None
             return
         rows, name_from = self.rows(dataset, dataset_loc)
         known = frozenset(name for row in rows for name in row.values)
@@ -273,6 +277,8 @@ class _Expander:
             rendered = self.render(case, loc, variables, row, known)
             rendered["name"] = self.case_name(case.get("name"), rendered.get("name"), row, name_from, loc)
             rendered["vars"] = variables
+            if target is not None:
+                rendered["target"] = self.render_target(target, variables, (*loc, "target"))
             if isinstance(rendered["name"], str):
                 if rendered["name"] in names:
                     first = names[rendered["name"]]

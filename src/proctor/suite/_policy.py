@@ -31,13 +31,15 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
     if trust is None or trust.trusted:
         return []
     problems: list[tuple[Loc, str]] = []
-    target = spec.target
-    if isinstance(target, PythonTargetSpec) and not trust.target_from_command_line:
-        for field in ("callable", "object_context", "seed"):
-            reference = getattr(target, field)
-            if reference is not None:
-                message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
-                problems.append((("target", field), message))
+    targets: list[tuple[Loc, Any]] = [(("target",), spec.target)]
+    targets.extend((("cases", i, "target"), case.target) for i, case in enumerate(spec.cases or []))
+    for where, target in targets:
+        if isinstance(target, PythonTargetSpec) and not trust.target_from_command_line:
+            for field in ("callable", "object_context", "seed"):
+                reference = getattr(target, field)
+                if reference is not None:
+                    message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
+                    problems.append(((*where, field), message))
     for loc, model in _models(spec):
         plugin = _model_plugin(model)
         if plugin is not None:
