@@ -62,3 +62,12 @@ def test_two_targets_make_two_runs_and_one_model_stays_a_plain_run(tmp_path: Pat
     assert "0 better, 1 worse (McNemar p=1)" in both.output
     plain = runner.invoke(app, [*args, "--target", "python:helpers.agents:echo"])
     assert plain.exit_code == 0 and "McNemar" not in plain.output and "matrix" not in plain.output
+
+
+def test_output_and_resume_take_one_run(tmp_path: Path) -> None:
+    (tmp_path / "words.csv").write_text("n,word\n2,two\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    args = ["run", str(tmp_path / "words.yaml"), "--target", "python:helpers.agents:echo", "-m", "a", "-m", "b"]
+    result = runner.invoke(app, [*args, "--output", str(tmp_path / "out.json")])
+    assert result.exit_code == 2 and "--output and --resume take one run" in result.output
+    assert not (tmp_path / "out.json").exists()

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import guard
+from proctor.cli._common import fail, guard
 
 # Proctor's own modules are imported inside the body: `proctor --help` imports every command module and
 # must stay fast (tests/test_public_api.py).
@@ -25,12 +25,15 @@ def run_matrix_command(
     results_dir: Path,
     ci: bool,
     fail_on_skipped: bool,
+    output: Path | None = None,
 ) -> int:
     """Run every model x target combination, print each run's summary and the comparison; return the exit code.
 
     The exit code is the most severe of the runs' (`proctor run`'s codes). The group is written beside the
     results as `<group>.matrix.json`.
     """
+    if output is not None or options.resume is not None:
+        fail("--output and --resume take one run: give one --model and one --target with them")
     import anyio  # the run's event loop (must stay fast: loaded only when a matrix runs)
 
     from proctor.cli._console import exit_code, summary_json

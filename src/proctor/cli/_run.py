@@ -243,7 +243,7 @@ def run_command(
         try:
             code = run_matrix_command(
                 suites, cases, options, model, specs, observer=observer, results_dir=default_dir, ci=ci,
-                fail_on_skipped=ci and not allow_skipped,
+                fail_on_skipped=ci and not allow_skipped, output=output,
             )  # fmt: skip
         finally:
             if observer is not None:
