@@ -62,6 +62,13 @@ code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || [ $code -eq 4 ] || status=$code
 
 echo
+echo "== Matrix: one suite against two targets (the HTTP API, the agent in process), one comparison:"
+echo "        proctor run examples/suites/emails.yaml --target $URL/v1 --target python:proctor.demo:respond"
+proctor run examples/suites/emails.yaml --target "$URL/v1" --target python:proctor.demo:respond --model hr-assistant --quiet
+code=$?
+[ $code -le 1 ] || status=$code
+
+echo
 if [ $status -eq 0 ]; then
   echo "demo: Proctor ran. 'deliberate-failure', 'hr_agent_timeoff_wrong_year' and 'claims-without-doing'"
   echo "      fail on purpose;"
