@@ -77,6 +77,7 @@ def test_only_named_files_and_configured_folders_are_collected(pytester: pytest.
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     evals = pytester.mkdir("evals")
     (suite_dir / "directory.yaml").rename(evals / "directory.yaml")
+    (evals / "rows.yaml").write_text("# a dataset beside the suites\n- {country: France}\n", encoding="utf-8")
     pytester.makeini("[pytest]\nproctor_suites = evals\n")
     pytester.runpytest(".", "-k", "not phone").assert_outcomes(passed=2)
 

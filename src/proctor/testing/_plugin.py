@@ -5,7 +5,8 @@ installed: it imports nothing of Proctor's until a suite file is collected or th
 
 A YAML file is collected when it is named on the command line (`pytest evals/capitals.yaml`) or lies
 under a folder listed in the `proctor_suites` ini option (`proctor_suites = evals` in `pytest.ini`, or
-`[tool.pytest.ini_options] proctor_suites = ["evals"]`); other YAML files are left alone. Each case is
+`[tool.pytest.ini_options] proctor_suites = ["evals"]`; a YAML list there is a dataset, not a suite);
+other YAML files are left alone. Each case is
 one item (its trials run inside it); `-k` selects by case name, `-m` by the case's tags (registered as
 markers), `-x` stops at the first failing case. A failing case reports its failing checks' reasons and
 an excerpt of the transcript; a skipped case (no judge or simulator model) is a pytest skip with the hint.
@@ -68,9 +69,21 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     """Collect a suite file named on the command line or under a `proctor_suites` folder."""
     if file_path.suffix not in SUITE_SUFFIXES or file_path.name in _NOT_SUITES:
         return None
-    if _named(file_path, parent.config) or _configured(file_path, parent.config):
+    if _named(file_path, parent.config):
+        return SuiteFile.from_parent(parent, path=file_path)
+    if _configured(file_path, parent.config) and not _data_list(file_path):
         return SuiteFile.from_parent(parent, path=file_path)
     return None
+
+
+def _data_list(file_path: Path) -> bool:
+    """Whether a YAML file in a suites folder is a list (a dataset's rows), not a suite: not collected."""
+    try:
+        text = file_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False  # the load reports it
+    body = "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    return body.lstrip().startswith(("-", "["))
 
 
 def _marker(tag: str) -> str:
