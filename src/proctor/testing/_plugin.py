@@ -7,8 +7,9 @@ A YAML file is collected when it is named on the command line (`pytest evals/cap
 under a folder listed in the `proctor_suites` ini option (`proctor_suites = evals` in `pytest.ini`, or
 `[tool.pytest.ini_options] proctor_suites = ["evals"]`; a YAML list there is a dataset, not a suite);
 other YAML files are left alone. Each case is one item (its trials run inside it); `-k` selects by case
-name, `-m` by the case's tags (registered as markers), `-x` stops at the first failing case. A failing case reports its failing checks' reasons and
-an excerpt of the transcript; a skipped case (no judge or simulator model) is a pytest skip with the hint.
+name, `-m` by the case's tags (registered as markers), `-x` stops at the first failing case. A failing
+case reports its failing checks' reasons and an excerpt of the transcript; a skipped case (no judge or
+simulator model) is a pytest skip with the hint.
 """
 
 from __future__ import annotations
