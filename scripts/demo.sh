@@ -32,31 +32,31 @@ run() {
   "$@"
 }
 echo
-echo "== 1/7  Suites with their own targets (openai, http, lobu, python):"
+echo "== 1/8  Suites with their own targets (openai, http, lobu, python):"
 run proctor run examples/suites --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 2/7  A Lobu eval file as it is, over the Lobu gateway protocol:"
+echo "== 2/8  A Lobu eval file as it is, over the Lobu gateway protocol:"
 run proctor run examples/lobu --gateway "$URL" --agent hr-assistant --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 3/7  watsonx ground-truth datasets as they are (tool-call trajectories), over the OpenAI API:"
+echo "== 3/8  watsonx ground-truth datasets as they are (tool-call trajectories), over the OpenAI API:"
 run proctor run examples/watsonx --target "$URL/v1" --model "$MODEL" --trials 1
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 4/7  State assertions: Cypher on the graph the agent wrote (embedded FalkorDB) and its object context:"
+echo "== 4/8  State assertions: Cypher on the graph the agent wrote (embedded FalkorDB) and its object context:"
 run proctor run examples/state --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 5/7  Simulated users: an Embabel job over Embabel's protocol, and a watsonx story. Without a model"
+echo "== 5/8  Simulated users: an Embabel job over Embabel's protocol, and a watsonx story. Without a model"
 echo "        to play the user they are reported 'skipped' with the one option that configures one"
 echo "        (add --simulator provider/model):"
 run proctor run examples/embabel --target "embabel:$URL" --model "$MODEL"
@@ -67,17 +67,23 @@ code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || [ $code -eq 4 ] || status=$code
 
 echo
-echo "== 6/7  Tools under Proctor's control: the agent takes its tools over MCP from Proctor's tool server,"
+echo "== 6/8  Tools under Proctor's control: the agent takes its tools over MCP from Proctor's tool server,"
 echo "        mocked, recorded from the real tools (a stdio MCP server) and replayed from the cassette:"
 run proctor run examples/tools --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
 
 echo
-echo "== 7/7  The same agent over the A2A protocol (the demo serves it under /a2a): the example suites"
+echo "== 7/8  The same agent over the A2A protocol (the demo serves it under /a2a): the example suites"
 run proctor run examples/suites --target "a2a:$URL/a2a" --model "$MODEL"
 code=$?
 [ $code -le 1 ] || [ $code -eq 5 ] || status=$code
+
+echo
+echo "== 8/8  A matrix: one suite against two targets (the HTTP API, the agent in process), one comparison:"
+run proctor run examples/suites/emails.yaml --target "$URL/v1" --target python:proctor.demo:respond --model "$MODEL" --quiet
+code=$?
+[ $code -le 1 ] || status=$code
 
 echo
 if [ $status -eq 0 ]; then

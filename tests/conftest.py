@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["pytester"]  # tests/testing/ drives pytest itself (the proctor plugin)
+
 # Property-based tests run with a bounded budget everywhere (CI included): 200 examples, 2 s each at most.
 # `--hypothesis-profile=thorough --timeout=0` runs 5,000 examples (a longer fuzz session; not in the gate).
 settings.register_profile(

@@ -22,14 +22,14 @@ from proctor.suite import AssertionSpec, Case
 
 TEXT_CHECKS = {"contains", "icontains", "contains-any", "contains-all", "equals", "starts-with", "regex"}
 TOOL_CHECKS = {"tool-not-called", "tool-sequence"}
-KNOWN = TEXT_CHECKS | TOOL_CHECKS | {"is-json", "json-schema", "latency", "llm-rubric"}
+KNOWN = TEXT_CHECKS | TOOL_CHECKS | {"is-json", "json-schema", "latency", "llm-rubric", "python"}
 
 
 def evaluate(check: AssertionSpec, text: str, tools: Sequence[str] = ()) -> bool | None:
     """Whether the reply passes the check; `None` when it needs a judge."""
     negate = check.type.startswith("not-")
     kind = check.type.removeprefix("not-")
-    if kind == "llm-rubric":
+    if kind in ("llm-rubric", "python"):  # a judge; the sandbox of the checks layer (run for real in test_demo_runs)
         return None
     fold = check.options.case_insensitive
     if kind == "icontains":
@@ -74,12 +74,21 @@ def evaluate(check: AssertionSpec, text: str, tools: Sequence[str] = ()) -> bool
 def run_case(case: Case) -> list[tuple[str, AssertionSpec, bool | None]]:
     history: list[dict[str, Any]] = []
     results = []
-    for turn in case.turns:
-        history.append({"role": "user", "content": turn.content})
-        reply = respond(history)
-        text, tools = reply["text"], [call["name"] for call in reply["tool_calls"]]
-        history.append({"role": "assistant", "content": text})
-        results.extend((turn.content, check, evaluate(check, text, tools)) for check in turn.assert_)
+    text, tools, content = "", [], ""
+    steps: list[tuple[str | None, list[AssertionSpec]]] = [(turn.content, turn.assert_) for turn in case.turns]
+    for step in case.script:  # up to a simulated stretch: that needs a simulator model
+        if step.simulate is not None:
+            break
+        if step.on == "reply":
+            steps.append((step.user, [*step.assert_, *(step.check or [])]))
+    for message, checks in steps:  # a scenario's reply checks: on the last reply (its judge needs a model)
+        if message is not None:
+            content = message
+            history.append({"role": "user", "content": message})
+            reply = respond(history)
+            text, tools = reply["text"], [call["name"] for call in reply["tool_calls"]]
+            history.append({"role": "assistant", "content": text})
+        results.extend((content, check, evaluate(check, text, tools)) for check in checks)
     return results
 
 
@@ -87,7 +96,7 @@ def run_case(case: Case) -> list[tuple[str, AssertionSpec, bool | None]]:
 def test_example_case_matches_the_agent(case: Case) -> None:
     results = run_case(case)
     failed = [(message, check.display_name()) for message, check, passed in results if passed is False]
-    if case.name == "deliberate-failure":
+    if case.name.startswith("deliberate-failure"):  # examples/suites' and examples/pytest's
         assert failed, "the deliberate failure should fail"
     else:
         assert not failed, f"example checks that the demo agent does not pass: {failed}"

@@ -92,3 +92,12 @@ def seed(text: str, context: Any = None) -> None:
 def forgetful(messages: list[dict[str, str]]) -> str:
     """Answer where the user works, then forget their name (the README's Lobu migration example)."""
     return "Acme Corp." if len(messages) == 1 else "I don't know."
+
+
+def by_model(messages: list[dict[str, str]], context: Any = None) -> str:
+    """Echo for model `strong`; for any other model, echo only messages with an even number in them."""
+    text = messages[-1]["content"]
+    if context is not None and context.model == "strong":
+        return text
+    digits = [int(word) for word in text.split() if word.isdigit()]
+    return text if digits and digits[0] % 2 == 0 else "no idea"

@@ -259,7 +259,7 @@ def test_suite_validation_of_simulate_blocks(tmp_path: Path) -> None:
     with pytest.raises(SuiteError, match="each arm may be listed once"):
         load_suite_file(path, registry)
     path.write_text("name: x\ncases: [{name: a}]\n", encoding="utf-8")
-    with pytest.raises(SuiteError, match="needs 'turns' or 'simulate'"):
+    with pytest.raises(SuiteError, match="needs 'turns', 'simulate' or 'script'"):
         load_suite_file(path, registry)
 
 

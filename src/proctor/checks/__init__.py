@@ -8,6 +8,7 @@ from proctor.checks import (  # noqa: F401
     _geval,
     _judges,
     _prechecks,
+    _python,
     _state,
     _text,
     _timing,

@@ -428,7 +428,12 @@ def evaluation_data(transcript: list[Message], case: str) -> dict[str, Any]:
 
 
 def evaluate_expression(
-    expression: str, object_context: Any = None, evaluation: Mapping[str, Any] | None = None, *, missing: str = ""
+    expression: str,
+    object_context: Any = None,
+    evaluation: Mapping[str, Any] | None = None,
+    *,
+    missing: str = "",
+    names: Mapping[str, Any] | None = None,
 ) -> Any:
     """Evaluate `expression` in the sandbox.
 
@@ -437,6 +442,7 @@ def evaluate_expression(
         object_context: The agent's object context (any JSON-like value or object; copied to plain data).
         evaluation: The trial's data (`evaluation_data`).
         missing: When set, using `objectContext` fails with this reason (no object context was fetched).
+        names: More names the expression may use (plain data; e.g. the `python` check's `reply`).
 
     Returns:
         What the expression evaluates to.
@@ -446,12 +452,13 @@ def evaluate_expression(
     """
     compiled = compile_expression(expression)
     context = to_data(object_context)
-    names = {
+    scope = {
+        **{key: to_data(value) for key, value in (names or {}).items()},
         "objectContext": context,
         "object_context": context,
         "evaluation": dict(evaluation or {}),
     }
-    evaluator = _Evaluator(names, time.monotonic() + TIME_LIMIT, missing if object_context is None else "")
+    evaluator = _Evaluator(scope, time.monotonic() + TIME_LIMIT, missing if object_context is None else "")
     evaluator.expr = expression
     try:
         return evaluator.eval(expression, previously_parsed=compiled.tree)

@@ -168,8 +168,15 @@ class SandboxPool:
         self.replaced = 0
         """Workers killed or dead and replaced (for tests and figures)."""
 
-    def evaluate(self, expression: str, object_context: Any, evaluation: Mapping[str, Any], missing: str) -> Any:
-        """Evaluate in a worker; block until the answer (or the limit).
+    def evaluate(
+        self,
+        expression: str,
+        object_context: Any,
+        evaluation: Mapping[str, Any],
+        missing: str,
+        names: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Evaluate in a worker; block until the answer (or the limit); `names`: more names it may use.
 
         Returns:
             What the expression evaluated to: a bool, or a `NotBool` description of another value.
@@ -178,7 +185,13 @@ class SandboxPool:
             ExpressionError: The expression failed, or the worker hit a limit.
         """
         request = json.dumps(
-            {"expression": expression, "context": object_context, "evaluation": evaluation, "missing": missing},
+            {
+                "expression": expression,
+                "context": object_context,
+                "evaluation": evaluation,
+                "missing": missing,
+                "names": dict(names or {}),
+            },
             default=str,
         ).encode()
         worker = self._take()
@@ -272,13 +285,19 @@ def _shared_pool() -> SandboxPool:
         return _pool
 
 
-async def evaluate_off_loop(expression: str, object_context: Any, evaluation: Mapping[str, Any], missing: str) -> Any:
-    """Evaluate in the shared pool from a worker thread: the event loop never waits on it.
+async def evaluate_off_loop(
+    expression: str,
+    object_context: Any,
+    evaluation: Mapping[str, Any],
+    missing: str,
+    names: Mapping[str, Any] | None = None,
+) -> Any:
+    """Evaluate in the shared pool from a worker thread: the event loop never waits on it (`names`: as `evaluate`).
 
     Raises:
         ExpressionError: The expression failed, or the worker hit a limit.
     """
     pool = _shared_pool()
     return await anyio.to_thread.run_sync(
-        pool.evaluate, expression, object_context, evaluation, missing, abandon_on_cancel=True
+        pool.evaluate, expression, object_context, evaluation, missing, names, abandon_on_cancel=True
     )

@@ -53,7 +53,11 @@ def serve(memory_limit: int = MEMORY_LIMIT) -> None:
         reply: dict[str, Any]
         try:
             value = evaluate_expression(
-                request["expression"], request["context"], request["evaluation"], missing=request["missing"]
+                request["expression"],
+                request["context"],
+                request["evaluation"],
+                missing=request["missing"],
+                names=request.get("names"),
             )
             if isinstance(value, bool):
                 reply = {"kind": "bool", "value": value}

@@ -97,15 +97,20 @@ def run_command(
     case: list[str] = typer.Option(
         [], "--case", "-c", envvar="PROCTOR_CASE", metavar="NAME", help="Only this case (repeat for more)."
     ),
-    target: str | None = typer.Option(
-        None,
+    target: list[str] = typer.Option(  # repeatable: a matrix (proctor.cli._matrix)
+        [],
         "--target",
         envvar="PROCTOR_TARGET",
         metavar="TARGET",
         help="The agent, instead of the suites' target: an OpenAI-compatible base URL, python:mod:fn, lobu:URL.",
     ),
-    model: str | None = typer.Option(
-        None, "--model", "-m", envvar="PROCTOR_MODEL", metavar="MODEL", help="Model sent to the agent; names the run."
+    model: list[str] = typer.Option(  # repeatable: a matrix (proctor.cli._matrix)
+        [],
+        "--model",
+        "-m",
+        envvar="PROCTOR_MODEL",
+        metavar="MODEL",
+        help="Model sent to the agent; names the run (repeat for a matrix).",
     ),
     trials: int | None = typer.Option(
         None,
@@ -280,17 +285,18 @@ def run_command(
     from proctor.run import RunOptions, filter_cases, run_sync
 
     project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
-    target = from_project(context, "target", target, project.config.target)
-    model = from_project(context, "model", model, project.config.model)
-    judge = from_project(context, "judge", judge, project.config.judge)
-    concurrency = from_project(context, "concurrency", concurrency, project.config.concurrency)
+    config = project.config
+    target = from_project(context, "target", target, [config.target] if config.target is not None else None)
+    model = from_project(context, "model", model, [config.model] if config.model is not None else None)
+    judge = from_project(context, "judge", judge, config.judge)
+    concurrency = from_project(context, "concurrency", concurrency, config.concurrency)
     results_dir = from_project(context, "results_dir", results_dir, project.results_dir)
     gc.disable()  # loading builds long-lived objects and no garbage cycles: collecting midway halves its speed
     try:
         suites: Any = load_suites_or_exit(
             paths or [],
             trusted=trust,
-            target_from_command_line=target is not None or gateway is not None,
+            target_from_command_line=bool(target) or gateway is not None,
             simulate=simulate or None,
             verbose=verbose,
         )
@@ -317,10 +323,11 @@ def run_command(
     )  # fmt: skip
     first = paths[0] if paths else project.root
     default_dir = (first if first.is_dir() else first.parent) / ".results"
+    matrix = len(model) > 1 or len(target) > 1
     options = guard(
         lambda: RunOptions(
-            target=_target_override(target, gateway, agent),
-            model=model,
+            target=None if matrix else _target_override(target[0] if target else None, gateway, agent),
+            model=None if matrix else (model[0] if model else None),
             trials=trials,
             timeout=timeout,
             concurrency=concurrency,
@@ -344,6 +351,19 @@ def run_command(
     observer = None if ci or as_json or quiet else Observer(verbose=verbose, live=is_terminal())
     if verbose and not ci:
         _log_queries()
+    if matrix:  # every --model x --target combination, then one comparison
+        from proctor.cli._matrix import run_matrix_command
+
+        specs = [(t, _target_override(t, gateway, agent)) for t in target]
+        try:
+            code = run_matrix_command(
+                suites, cases, options, model, specs, observer=observer, results_dir=default_dir, ci=ci,
+                fail_on_skipped=ci and not allow_skipped, output=output,
+            )  # fmt: skip
+        finally:
+            if observer is not None:
+                observer.close()
+        raise typer.Exit(code)
     try:
         outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer))
     finally:

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Conversation", "Stop", "exchange"]
 
-Stop = Literal["done", "signoff", "max_turns", "error", "simulator_error"]
+Stop = Literal["done", "signoff", "max_turns", "error", "simulator_error", "judge"]
 """Why a conversation ended: every scripted turn was answered (`done`), the simulated user's sign-off,
-`max_turns` (aborted), an agent `error`, or a `simulator_error`."""
+`max_turns` (aborted), an agent `error`, a `simulator_error`, or a scenario's `judge` checkpoint found
+its criterion met."""
 
 
 @dataclass(slots=True)

@@ -29,7 +29,7 @@ from proctor.drivers.simulator import NO_SIMULATOR_HINT, Simulator, judge_reques
 from proctor.errors import ModelError, ProctorError
 from proctor.results import TrialResult
 from proctor.run.prepare import prepare
-from proctor.run.trial import case_key, converse
+from proctor.run.trial import case_key, converse, run_scenario_trial
 from proctor.scoring import Composite, arm_status, composite_score, timing_score, weighted_score
 from proctor.suite import Arm, Case, SimulateSpec
 from proctor.targets import SessionContext, Target
@@ -109,6 +109,9 @@ async def run_simulated_trial(
     """
     spec = case.simulate
     assert spec is not None
+    if case.script:  # a scenario script: one conversation, its stretches played by the simulator
+        seed = _base_seed(context, case_key(case))
+        return await run_scenario_trial(case, trial, target, context, judge, simulator, states, seed=seed)
     started = time.perf_counter()
     if simulator is None:
         return TrialResult(case_key=case_key(case), trial=trial, status="skipped", score=None, reason=NO_SIMULATOR_HINT)

@@ -159,7 +159,8 @@ def needs_state(case: Case) -> bool:
     """Whether the case's trials need a graph: setups, `state:`, a state check, or a Cypher tool mock."""
     if case.setups or case.state is not None or any(tool.uses_graph for tool in case.tools.values()):
         return True
-    return any(registry.resolve(spec.type)[0].needs_state for spec in case.assert_)
+    so_far = [spec for step in case.script if step.on == "conversation" for spec in step.check or []]
+    return any(registry.resolve(spec.type)[0].needs_state for spec in (*case.assert_, *so_far))
 
 
 def needs_judge(case: Case) -> bool:
@@ -167,6 +168,9 @@ def needs_judge(case: Case) -> bool:
     if case.rubric is not None:
         return True
     specs = [*case.assert_, *(spec for turn in case.turns for spec in turn.assert_)]
+    specs.extend(spec for step in case.script for spec in step.assertions())
+    if any(step.judge is not None or (step.simulate and step.simulate.until) for step in case.script):
+        return True  # a scenario's judge checkpoints
     return any(registry.resolve(spec.type)[0].needs_model or spec.type == "journey" for spec in specs)
 
 

@@ -138,8 +138,12 @@ async def _rescore_trial(
     """Re-run the selected checks of one stored trial and score it again."""
     if stored.error is not None:
         return stored  # the conversation failed: there is nothing more to check
-    if stored.simulation is not None or case.simulate is not None or stored.status == "inconclusive":
-        note = "simulated-user trials are kept as recorded: rescoring their arms is not supported yet"
+    if stored.simulation is not None or case.simulate is not None or stored.status == "inconclusive" or case.script:
+        note = (
+            "scenario-script trials are kept as recorded: rescoring their checkpoints is not supported yet"
+            if case.script and case.simulate is None
+            else "simulated-user trials are kept as recorded: rescoring their arms is not supported yet"
+        )
         if note not in stored.warnings:
             stored.warnings.append(note)
             stored._json = None  # the JSON form is cached: rebuild it with the note

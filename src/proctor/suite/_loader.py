@@ -25,7 +25,9 @@ from ruamel.yaml.error import YAMLError as RuamelError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
-from proctor.suite._policy import code_problems, judge_prompts
+from proctor.suite._params import expand_params
+from proctor.suite._policy import code_problems, judge_prompts, python_files, with_python_files
+from proctor.suite._scenario import scenario_simulate
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
 from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
@@ -318,12 +320,18 @@ def load_suite_file(
         data = embabel_to_suite(data, path.stem)
         positions = {move(loc): at for loc, at in positions.items()}
         key_positions = {move(loc): at for loc, at in key_positions.items()}
+    expansion = expand_params(data, path, trust, positions, key_positions)  # `vars:` and `dataset:` rows
+    data, positions, key_positions = expansion.data, expansion.positions, expansion.key_positions
     try:
         spec = SuiteFileSpec.model_validate(data, context={"checks": checks})
-    except ValidationError as exc:
-        issues = [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
-        raise SuiteError(issues) from None
-    return _resolve(path, spec, positions, source, trust, checks)
+        return _resolve(path, spec, positions, source, trust, checks)
+    except (ValidationError, SuiteError) as exc:  # an expanded case's problems are named by its template and row
+        issues = (
+            list(exc.issues)
+            if isinstance(exc, SuiteError)
+            else [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
+        )
+        raise SuiteError(expansion.relabel(issues)) from None
 
 
 MAX_SUITE_BYTES = 32 * 1024 * 1024
@@ -338,6 +346,7 @@ def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust 
         if source:
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
+            fast = expand_params(fast, path, trust).data  # `vars:` and `dataset:` rows
             spec = SuiteFileSpec.model_validate(fast, context={"checks": checks})
             return _resolve(path, spec, {}, source, trust, checks)
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
@@ -642,6 +651,9 @@ def _resolve(
 
     for loc, message in code_problems(spec, trust, checks):
         report(loc, message)
+    resolved_python, python_problems = python_files(spec, path.parent, root)  # `type: python` file functions
+    for loc, message in python_problems:
+        report(loc, message)
     prompts, problems = judge_prompts(spec, path.parent, trust)
     for loc, message in problems:
         report(loc, message)
@@ -660,40 +672,53 @@ def _resolve(
     if spec.cases is not None:
         case_specs = [(case, ("cases", i)) for i, case in enumerate(spec.cases)]
     else:
-        case_specs = [(CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate), ())]
+        case_specs = [
+            (
+                CaseSpec(name=name, turns=spec.turns or [], simulate=spec.simulate, vars=spec.vars, script=spec.script),
+                (),
+            )
+        ]
     cases = []
     for case, loc in case_specs:
         is_single = spec.cases is None
         cases.append(
-            Case(
-                name=case.name,
-                file=path,
-                suite=name,
-                turns=tuple(case.turns),
-                trials=case.trials or spec.trials or DEFAULT_TRIALS,
-                timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
-                tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
-                scoring=case.scoring or spec.scoring or ScoringSpec(),
-                description=case.description if not is_single else spec.description,
-                rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
-                target=spec.target,
-                judge=judge,
-                # file-level checks apply to every case; `expect:` adds a journey check
-                assert_=(
-                    *spec.assert_,
-                    *spec.assertions,  # Embabel's name for the same list
-                    *case.assert_,
-                    *case.assertions,
-                    *_journey(case.expect or spec.expect),
+            with_python_files(
+                Case(
+                    name=case.name,
+                    file=path,
+                    suite=name,
+                    turns=tuple(case.turns),
+                    trials=case.trials or spec.trials or DEFAULT_TRIALS,
+                    timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
+                    tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
+                    scoring=case.scoring or spec.scoring or ScoringSpec(),
+                    description=case.description if not is_single else spec.description,
+                    rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
+                    target=case.target or spec.target,
+                    judge=judge,
+                    # file-level checks apply to every case; `expect:` adds a journey check
+                    assert_=(
+                        *spec.assert_,
+                        *spec.assertions,  # Embabel's name for the same list
+                        *case.assert_,
+                        *case.assertions,
+                        *_journey(case.expect or spec.expect),
+                    ),
+                    setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
+                    state=state,
+                    simulate=scenario_simulate(
+                        _simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
+                        case.script,
+                    ),
+                    simulator=spec.simulator,
+                    seeds=(*spec.seeds, *case.seeds),
+                    seed_session=case.seed_session if case.seeds else spec.seed_session,
+                    tools=merge_tools(spec.tools, case.tools),  # the case's override the file's, by name
+                    metadata={"format": source} if source else {},
+                    vars=case.vars,
+                    script=tuple(case.script or ()),
                 ),
-                setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
-                state=state,
-                simulate=_simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
-                simulator=spec.simulator,
-                seeds=(*spec.seeds, *case.seeds),
-                seed_session=case.seed_session if case.seeds else spec.seed_session,
-                tools=merge_tools(spec.tools, case.tools),  # the case's override the file's, by name
-                metadata={"format": source} if source else {},
+                resolved_python,
             )
         )
     if issues:

@@ -30,8 +30,11 @@ __all__ = [
     "AssertionSpec",
     "CaseSpec",
     "CheckCatalog",
+    "DatasetSpec",
     "JudgeSpec",
     "ScoringSpec",
+    "ScriptStep",
+    "StretchSpec",
     "SuiteFileSpec",
     "TurnSpec",
 ]
@@ -143,6 +146,71 @@ class TurnSpec(_Strict):
         return _check_scopes(value, "turn", info)
 
 
+class StretchSpec(_Strict):
+    """A simulated stretch of a scenario script: the simulated user pursues a goal for some turns."""
+
+    goal: str = Field(min_length=1)
+    """What the simulated user wants in this stretch (given to the simulator as its task)."""
+    max_turns: int = Field(default=5, ge=1)
+    """The most user messages the simulator sends in this stretch."""
+    until: str | None = None
+    """A judge checkpoint after each reply: the conversation ends as soon as this criterion is met."""
+
+
+class ScriptStep(_Strict):
+    """One step of a scenario script (`script:`): exactly one of `user`, `simulate`, `check` or `judge`.
+
+    Example:
+        ```yaml
+        script:
+          - user: I want to change my flight.            # a scripted user turn
+            assert: [{type: contains, value: booking}]   # checks on its reply
+          - simulate: {goal: give the booking reference ABC123 when asked, max_turns: 4}
+          - check: [{type: tool-called, value: find_booking}]   # on the last reply (`on: conversation`: so far)
+          - judge: The agent offered at least one new flight   # ends the conversation when met
+          - user: Book the first one.
+        ```
+    """
+
+    user: str | None = None
+    """A scripted user message."""
+    assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
+    """With `user`: checks on the agent's reply to it."""
+    simulate: StretchSpec | None = None
+    """A simulated stretch."""
+    check: list[AssertionSpec] | None = None
+    """Checks at this point: on the last reply, or (`on: conversation`) on the conversation so far."""
+    on: Literal["reply", "conversation"] = "reply"
+    """With `check`: what the checks look at."""
+    judge: str | None = None
+    """A judge checkpoint: the criterion; when the judge finds it met the conversation ends here."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ScriptStep:
+        kinds = [k for k in ("user", "simulate", "check", "judge") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            found = ", ".join(kinds) or "none"
+            raise ValueError(f"a script step has exactly one of user, simulate, check, judge; found {found}")
+        if self.assert_ and self.user is None:
+            raise ValueError("'assert' goes with a 'user' step (use 'check' for checks at any point)")
+        return self
+
+    @field_validator("assert_")
+    @classmethod
+    def _reply_scope(cls, value: list[AssertionSpec], info: ValidationInfo) -> list[AssertionSpec]:
+        return _check_scopes(value, "turn", info)
+
+    @model_validator(mode="after")
+    def _scoped(self, info: ValidationInfo) -> ScriptStep:
+        if self.check is not None:
+            _check_scopes(self.check, "turn" if self.on == "reply" else "case", info)
+        return self
+
+    def assertions(self) -> list[AssertionSpec]:
+        """The step's checks (`assert` of a user step, or `check`)."""
+        return [*self.assert_, *(self.check or [])]
+
+
 class ScoringSpec(_Strict):
     """Pass thresholds."""
 
@@ -170,6 +238,17 @@ class JudgeSpec(_Strict):
     """Judge calls in flight at once (separate from the agent's limits)."""
     rpm: int | None = Field(default=None, ge=1)
     """Judge requests per minute, if the provider limits them."""
+
+
+class DatasetSpec(_Strict):
+    """Where a parametrised case's rows come from (`proctor.suite._params`), in its long form."""
+
+    path: str | None = None
+    """A CSV, JSONL, JSON or YAML file, relative to the suite file."""
+    rows: list[dict[str, Any]] | None = None
+    """The rows themselves."""
+    name_from: str | None = None
+    """The column each expanded case is named by (`name[value]`); default the row number (`name[1]`)."""
 
 
 class _CaseFields(_Strict):
@@ -202,6 +281,13 @@ class _CaseFields(_Strict):
     def _tool_names(cls, value: dict[str, ToolSpec]) -> dict[str, ToolSpec]:
         return valid_tool_names(value)
 
+    vars: dict[str, Any] = Field(default_factory=dict)
+    """Template variables (`{{ name }}`) for the case's strings; the suite's are every case's defaults."""
+    script: list[ScriptStep] | None = Field(default=None, min_length=1)
+    """A scenario script: scripted turns, simulated stretches, checks and judge checkpoints, in order."""
+    dataset: str | list[dict[str, Any]] | DatasetSpec | None = None
+    """Rows that expand the case into one case per row (a file path, a list, or `{path|rows, name_from}`)."""
+
     @field_validator("assert_", "assertions")
     @classmethod
     def _case_scope(cls, value: list[AssertionSpec], info: ValidationInfo) -> list[AssertionSpec]:
@@ -213,13 +299,22 @@ class CaseSpec(_CaseFields):
 
     name: str  # required here, optional at file level
     """Case name, unique within the file (used in reports and `--case`)."""
+    target: TargetSpec | None = None
+    """This case's agent, replacing the file's `target:` (e.g. one per dataset row); `--target` overrides it."""
     turns: list[TurnSpec] = Field(default_factory=list)
     """The conversation: user messages in order (may be empty when the case has `simulate:`)."""
 
+    @field_validator("target", mode="before")
+    @classmethod
+    def _case_target_string(cls, value: Any) -> Any:
+        return parse_target_string(value) if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _turns_or_simulate(self) -> CaseSpec:
-        if not self.turns and self.simulate is None:
-            raise ValueError(f"case {self.name!r} needs 'turns' or 'simulate'")
+        if not self.turns and self.simulate is None and self.script is None:
+            raise ValueError(f"case {self.name!r} needs 'turns', 'simulate' or 'script'")
+        if self.turns and self.script is not None:
+            raise ValueError(f"case {self.name!r} has 'turns' and 'script': a script holds its turns (user steps)")
         return self
 
 
@@ -254,11 +349,15 @@ class SuiteFileSpec(_CaseFields):
 
     @model_validator(mode="after")
     def _turns_or_cases(self) -> SuiteFileSpec:
-        single = self.turns is not None or (self.simulate is not None and self.cases is None)
+        single = self.turns is not None or (
+            (self.simulate is not None or self.script is not None) and self.cases is None
+        )
         if not single and self.cases is None:
             raise ValueError("a suite needs 'turns' or 'simulate' (one case) or 'cases' (several); found neither")
         if self.turns is not None and self.cases is not None:
             raise ValueError("a suite has either 'turns' (one case) or 'cases', not both")
+        if self.script is not None and (self.cases is not None or self.turns is not None):
+            raise ValueError("a file-level 'script' is the one case's: with 'cases' or 'turns', give each case its own")
         if single and not self.name:
             raise ValueError("a single-case suite needs a 'name'")
         if self.cases is not None:

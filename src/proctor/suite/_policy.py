@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+import re
+from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from proctor.suite._model import AssertionSpec, CheckCatalog, SuiteFileSpec
+from proctor.suite._suite import Case
 from proctor.suite._targets import McpTargetSpec, PythonTargetSpec
 from proctor.suite._tools import ToolServerSpec
-from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_text
+from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_file, read_named_text
 
-__all__ = ["code_problems", "judge_prompts"]
+__all__ = ["PYTHON_FILE_REFERENCE", "code_problems", "judge_prompts", "python_files", "with_python_files"]
 
 Loc = tuple[str | int, ...]
+
+PYTHON_FILE_REFERENCE = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
+"""A `python` check's value naming a function in a file (`path.py:function`); any other value is an expression."""
 
 
 def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog | None) -> list[tuple[Loc, str]]:
@@ -26,16 +32,19 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
     if trust is None or trust.trusted:
         return []
     problems: list[tuple[Loc, str]] = []
-    target = spec.target
-    if isinstance(target, PythonTargetSpec) and not trust.target_from_command_line:
-        for field in ("callable", "object_context", "seed"):
-            reference = getattr(target, field)
-            if reference is not None:
-                message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
-                problems.append((("target", field), message))
-    if isinstance(target, McpTargetSpec) and target.command is not None and not trust.target_from_command_line:
-        message = f"the suite names a program to start as the agent ({' '.join(target.command)}); {HOW_TO_TRUST}"
-        problems.append((("target", "command"), message))
+    targets: list[tuple[Loc, Any]] = [(("target",), spec.target)]
+    targets.extend((("cases", i, "target"), case.target) for i, case in enumerate(spec.cases or []))
+    for where, target in targets:
+        if isinstance(target, PythonTargetSpec) and not trust.target_from_command_line:
+            for field in ("callable", "object_context", "seed"):
+                reference = getattr(target, field)
+                if reference is not None:
+                    message = f"the suite names Python code to run ({reference}); {HOW_TO_TRUST}"
+                    problems.append(((*where, field), message))
+        if isinstance(target, McpTargetSpec) and target.command is not None and not trust.target_from_command_line:
+            program = " ".join(target.command)
+            message = f"the suite names a program to start as the agent ({program}); {HOW_TO_TRUST}"
+            problems.append(((*where, "command"), message))
     for loc, command in _tool_commands(spec):
         message = f"the suite names a program to start as a tool server ({' '.join(command)}); {HOW_TO_TRUST}"
         problems.append((loc, message))
@@ -44,6 +53,10 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
         if plugin is not None:
             message = f"model {model!r} comes from the provider plugin {plugin}; {HOW_TO_TRUST}"
             problems.append((loc, message))
+    for loc, assertion in _assertions(spec):
+        if _python_file(assertion) is not None:
+            message = f"the suite names Python code to run ({assertion.value}); {HOW_TO_TRUST}"
+            problems.append(((*loc, "value"), message))
     plugin_of = getattr(checks, "plugin_of", None)
     if plugin_of is not None:
         for loc, assertion in _assertions(spec):
@@ -95,6 +108,11 @@ def _assertions(spec: SuiteFileSpec) -> Iterator[tuple[Loc, AssertionSpec]]:
         for turn_index, turn in enumerate(getattr(holder, "turns", None) or []):
             for index, assertion in enumerate(turn.assert_):
                 yield (*loc, "turns", turn_index, "assert", index), assertion
+        for step_index, step in enumerate(getattr(holder, "script", None) or []):
+            for index, assertion in enumerate(step.assert_):
+                yield (*loc, "script", step_index, "assert", index), assertion
+            for index, assertion in enumerate(step.check or []):
+                yield (*loc, "script", step_index, "check", index), assertion
 
 
 def judge_prompts(spec: SuiteFileSpec, base: Path, trust: Trust | None) -> tuple[dict[str, str], list[tuple[Loc, str]]]:
@@ -115,3 +133,55 @@ def judge_prompts(spec: SuiteFileSpec, base: Path, trust: Trust | None) -> tuple
         except FileRefError as exc:
             problems.append((("judge", "prompts", name), str(exc)))
     return prompts, problems
+
+
+def _python_file(assertion: AssertionSpec) -> re.Match[str] | None:
+    if assertion.type != "python" or not isinstance(assertion.value, str):
+        return None
+    return PYTHON_FILE_REFERENCE.match(assertion.value)
+
+
+def python_files(
+    spec: SuiteFileSpec, base: Path, root: Path | None
+) -> tuple[dict[int, AssertionSpec], list[tuple[Loc, str]]]:
+    """The `python` checks that name a file function, with the path made absolute (relative to `base`).
+
+    The file must exist and lie inside `root` (`None`: anywhere); it is not imported here.
+
+    Returns:
+        Each such assertion (by `id`) with its resolved value, and the problems found.
+    """
+    resolved: dict[int, AssertionSpec] = {}
+    problems: list[tuple[Loc, str]] = []
+    for loc, assertion in _assertions(spec):
+        match = _python_file(assertion)
+        if match is None:
+            continue
+        try:
+            read_named_file(match["path"], base, root, "python check file")
+        except FileRefError as exc:
+            problems.append(((*loc, "value"), str(exc)))
+            continue
+        value = f"{(base / match['path']).resolve()}:{match['function']}"
+        resolved[id(assertion)] = assertion.model_copy(update={"value": value})
+    return resolved, problems
+
+
+def with_python_files(case: Case, resolved: Mapping[int, AssertionSpec]) -> Case:
+    """`case` with its `python` file checks replaced by their resolved twins (`python_files`)."""
+    if not resolved:
+        return case
+    turns = tuple(
+        turn.model_copy(update={"assert_": [resolved.get(id(a), a) for a in turn.assert_]}) for turn in case.turns
+    )
+    script = tuple(
+        step.model_copy(
+            update={
+                "assert_": [resolved.get(id(a), a) for a in step.assert_],
+                "check": None if step.check is None else [resolved.get(id(a), a) for a in step.check],
+            }
+        )
+        for step in case.script
+    )
+    asserts = tuple(resolved.get(id(a), a) for a in case.assert_)
+    return dataclasses.replace(case, turns=turns, assert_=asserts, script=script)

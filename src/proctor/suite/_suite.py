@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.suite._model import AssertionSpec, JudgeSpec, ScoringSpec, TurnSpec
+from proctor.suite._model import AssertionSpec, JudgeSpec, ScoringSpec, ScriptStep, TurnSpec
 from proctor.suite._simulate import SeedSpec, SimulateSpec
 from proctor.suite._state import SetupStep, StateSpec
 from proctor.suite._targets import TargetSpec
@@ -76,12 +76,17 @@ class Case:
     """`prior` (conversation seeds in a session of their own) or `same` (in the evaluated session)."""
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     """Tools Proctor serves the agent over MCP in each trial (`proctor.tools`); empty: none."""
+    vars: dict[str, Any] = field(default_factory=dict)
+    """The template variables the case was rendered with (a dataset row's columns among them)."""
+    script: tuple[ScriptStep, ...] = ()
+    """A scenario script (`proctor.drivers.scenario`); when given, `turns` is empty."""
 
     @property
     def check_count(self) -> int:
         """Number of checks declared on the case (the rubric counts as one)."""
         turns = sum(len(turn.assert_) for turn in self.turns)
-        return turns + len(self.assert_) + (1 if self.rubric else 0)
+        script = sum(len(step.assertions()) + (step.judge is not None) for step in self.script)
+        return turns + script + len(self.assert_) + (1 if self.rubric else 0)
 
 
 @dataclass(frozen=True, slots=True)

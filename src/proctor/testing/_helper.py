@@ -1,0 +1,157 @@
+"""Run one case from Python code (a pytest test, a notebook) and explain its outcome."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from proctor.checks import registry
+from proctor.errors import ConfigError
+from proctor.run import RunOptions, run_sync
+from proctor.suite import Case, Suite, Trust, load_suite_file, parse_target_string
+
+__all__ = ["CaseOutcome", "run_case", "run_loaded_case"]
+
+EXCERPT_MESSAGES = 6
+"""Messages of the failing trial's transcript shown in an explanation (its last ones)."""
+_AGENTS_MODULE = "proctor_testing_agents"
+"""A module made at run time that holds the agent functions tests pass, so the python target can name them."""
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """A case's result, as in the results JSON (`data`), with what a test needs to say why it failed."""
+
+    data: Mapping[str, Any]
+    """The case's entry of the results JSON (`cases[0]`)."""
+
+    @property
+    def name(self) -> str:
+        """The case name."""
+        return str(self.data["name"])
+
+    @property
+    def status(self) -> str:
+        """`passed`, `failed`, `error`, `inconclusive` or `skipped`."""
+        return str(self.data["status"])
+
+    @property
+    def passed(self) -> bool:
+        """Whether the case passed (its pass rate reached `min_pass_rate`)."""
+        return self.status == "passed"
+
+    def failures(self) -> list[tuple[int, str, str, str]]:
+        """Every failed or errored check: `(trial, check name, status, reason)`, trial by trial."""
+        out = []
+        for trial in self.data.get("trials", []):
+            for check in trial.get("checks", []):
+                if check["status"] in ("failed", "error"):
+                    out.append((trial["trial"], check["name"], check["status"], check.get("reason", "")))
+        return out
+
+    def explain(self) -> str:
+        """Why the case has its status: the trials' errors, the failing checks' reasons, a transcript excerpt."""
+        data = self.data
+        lines = [f"proctor case {self.name!r}: {self.status} (pass rate {data.get('pass_rate', 0):.0%})"]
+        for trial in data.get("trials", []):
+            if trial.get("error"):
+                lines.append(f"  trial {trial['trial']} error: {trial['error']}")
+            elif trial.get("status") in ("skipped", "inconclusive") and trial.get("reason"):
+                lines.append(f"  trial {trial['trial']} {trial['status']}: {trial['reason']}")
+        for trial, name, status, reason in self.failures():
+            lines.append(f"  trial {trial}: {status} {name}: {reason}")
+        failing = next((t for t in data.get("trials", []) if t.get("status") not in ("passed", "skipped")), None)
+        if failing is not None and failing.get("turns"):
+            lines.append(f"  transcript of trial {failing['trial']} (last {EXCERPT_MESSAGES} messages):")
+            for message in failing["turns"][-EXCERPT_MESSAGES:]:
+                text = " ".join(str(message.get("content", "")).split())
+                lines.append(f"    {message.get('role')}: {text[:200]}{'...' if len(text) > 200 else ''}")
+        return "\n".join(lines)
+
+    def assert_passed(self) -> None:
+        """Raise `AssertionError` with `explain()` unless the case passed."""
+        if not self.passed:
+            raise AssertionError(self.explain())
+
+
+def agent_target(agent: Callable[..., Any]) -> dict[str, Any]:
+    """A `python` target for a function object (the target names code by `module:function`)."""
+    module = sys.modules.get(_AGENTS_MODULE)
+    if module is None:
+        module = sys.modules[_AGENTS_MODULE] = types.ModuleType(_AGENTS_MODULE)
+    name = f"agent_{next(_counter)}"
+    setattr(module, name, agent)
+    return {"type": "python", "callable": f"{_AGENTS_MODULE}:{name}"}
+
+
+def run_case(
+    path: str | Path,
+    name: str | None = None,
+    *,
+    agent: Callable[..., Any] | None = None,
+    target: Any = None,
+    trials: int | None = None,
+    judge: str | None = None,
+    simulator: str | None = None,
+    trust: Trust | None = None,
+) -> CaseOutcome:
+    """Load a suite file and run one of its cases (all its trials); never writes result files.
+
+    Args:
+        path: The suite file.
+        name: The case; may be omitted when the file has one case.
+        agent: A Python agent (a function taking the conversation, as the `python` target calls it);
+            replaces the suite's target.
+        target: A target spec or string (`--target`'s forms) replacing the suite's; ignored with `agent`.
+        trials: Trials per case, overriding the file.
+        judge: The judge model (`provider/model`).
+        simulator: The simulated user's model.
+        trust: The trust policy for loading; default none (the caller chose the file, as library callers do).
+
+    Raises:
+        proctor.errors.SuiteError: The file does not load.
+        proctor.errors.ConfigError: No such case, or the case has no target.
+    """
+    suite = load_suite_file(path, registry, trust=trust)
+    if name is None:
+        if len(suite.cases) != 1:
+            names = ", ".join(case.name for case in suite.cases)
+            raise ConfigError(f"{path} has {len(suite.cases)} cases: name one ({names})")
+        case = suite.cases[0]
+    else:
+        case = next((c for c in suite.cases if c.name == name), None)  # type: ignore[assignment]
+        if case is None:
+            raise ConfigError(f"{path} has no case {name!r}; it has: {', '.join(c.name for c in suite.cases)}")
+    spec = agent_target(agent) if agent is not None else target
+    return run_loaded_case(suite, case, target=spec, trials=trials, judge=judge, simulator=simulator)
+
+
+def run_loaded_case(
+    suite: Suite,
+    case: Case,
+    *,
+    target: Any = None,
+    trials: int | None = None,
+    judge: str | None = None,
+    simulator: str | None = None,
+) -> CaseOutcome:
+    """Run one loaded case (the pytest plugin's test items call this)."""
+    if isinstance(target, str):
+        target = parse_target_string(target)
+    options = RunOptions(
+        target=target,
+        trials=trials,
+        judge=judge,
+        simulator=simulator,
+        write_results=False,
+        handle_sigint=False,
+        history=None,
+    )
+    outcome = run_sync([suite], options, cases=[case])
+    return CaseOutcome(outcome.data["cases"][0])

@@ -1,0 +1,169 @@
+"""The pytest plugin: Proctor suite files as test items, one per case, and the `proctor_case` fixture.
+
+Registered through the `pytest11` entry point, so it loads in every pytest session where Proctor is
+installed: it imports nothing of Proctor's until a suite file is collected or the fixture is used.
+
+A YAML file is collected when it is named on the command line (`pytest evals/capitals.yaml`) or lies
+under a folder listed in the `proctor_suites` ini option (`proctor_suites = evals` in `pytest.ini`, or
+`[tool.pytest.ini_options] proctor_suites = ["evals"]`; a YAML list there is a dataset, not a suite);
+other YAML files are left alone. Each case is one item (its trials run inside it); `-k` selects by case
+name, `-m` by the case's tags (registered as markers), `-x` stops at the first failing case. A failing
+case reports its failing checks' reasons and an excerpt of the transcript; a skipped case (no judge or
+simulator model) is a pytest skip with the hint.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from proctor.suite import Case, Suite
+    from proctor.testing._helper import CaseOutcome
+
+__all__ = ["CaseFailed", "ProctorCase", "SuiteFile"]
+
+SUITE_SUFFIXES = (".yaml", ".yml")
+_NOT_SUITES = frozenset({"proctor.yaml", "pytest.yaml"})
+_TRUE = frozenset({"1", "true", "yes", "on", "True"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The plugin's options and ini setting."""
+    group = parser.getgroup("proctor", "Proctor suite files as tests")
+    group.addoption(
+        "--proctor-target", default=None, help="Run collected suites against this target (--target's forms)."
+    )
+    group.addoption("--proctor-trials", type=int, default=None, help="Trials per case, overriding the suite files.")
+    group.addoption("--proctor-judge", default=None, help="The judge model (provider/model) for judged checks.")
+    group.addoption("--proctor-simulator", default=None, help="The model that plays simulated users.")
+    group.addoption(
+        "--proctor-trust",
+        action="store_true",
+        default=False,
+        help="Trust the collected suites: code they name may run (as `proctor run --trust`; or PROCTOR_TRUST=1).",
+    )
+    parser.addini("proctor_suites", type="paths", default=[], help="Folders whose *.yaml suite files are collected.")
+
+
+def _named(file_path: Path, config: pytest.Config) -> bool:
+    """Whether the file itself was named on the command line."""
+    resolved = file_path.resolve()
+    return any(Path(arg.split("::")[0]).resolve() == resolved for arg in config.args)
+
+
+def _configured(file_path: Path, config: pytest.Config) -> bool:
+    folders: list[Path] = config.getini("proctor_suites")
+    resolved = file_path.resolve()
+    inside = [folder for folder in folders if resolved.is_relative_to(folder.resolve())]
+    hidden = any(part.startswith(".") for part in resolved.parts[len(Path("/").parts) : -1])
+    return bool(inside) and not hidden
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect a suite file named on the command line or under a `proctor_suites` folder."""
+    if file_path.suffix not in SUITE_SUFFIXES or file_path.name in _NOT_SUITES:
+        return None
+    if _named(file_path, parent.config):
+        return SuiteFile.from_parent(parent, path=file_path)
+    if _configured(file_path, parent.config) and not _data_list(file_path):
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _data_list(file_path: Path) -> bool:
+    """Whether a YAML file in a suites folder is a list (a dataset's rows), not a suite: not collected."""
+    try:
+        text = file_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False  # the load reports it
+    body = "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    return body.lstrip().startswith(("-", "["))
+
+
+def _marker(tag: str) -> str:
+    return re.sub(r"\W", "_", tag) or "_"
+
+
+class SuiteFile(pytest.File):
+    """A suite file: loads it (a load error is a collection error with every located problem)."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        # Proctor's own code loads here, not at plugin import: pytest's start-up stays fast (must stay fast)
+        from proctor.checks import registry  # (start-up time)
+        from proctor.errors import SuiteError  # (start-up time)
+        from proctor.suite import Trust, load_suite_file  # (start-up time)
+
+        trusted = bool(self.config.getoption("proctor_trust")) or os.environ.get("PROCTOR_TRUST", "") in _TRUE
+        trust = Trust(trusted=trusted, target_from_command_line=bool(self.config.getoption("proctor_target")))
+        try:
+            suite = load_suite_file(self.path, registry, trust=trust)
+        except SuiteError as exc:
+            raise self.CollectError(str(exc)) from None
+        for case in suite.cases:
+            item = ProctorCase.from_parent(self, name=case.name, suite=suite, case=case)
+            for tag in case.tags:
+                marker = _marker(tag)
+                self.config.addinivalue_line("markers", f"{marker}: Proctor case tag {tag!r}")
+                item.add_marker(marker)
+            yield item
+
+
+class CaseFailed(Exception):
+    """A case did not pass; carries its outcome for the report."""
+
+    def __init__(self, outcome: CaseOutcome) -> None:
+        super().__init__(outcome.explain())
+        self.outcome = outcome
+
+
+class ProctorCase(pytest.Item):
+    """One case of a suite file; its trials run inside the test."""
+
+    def __init__(self, *, suite: Suite, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.case = case
+
+    def runtest(self) -> None:
+        """Run the case; fail with its failing checks, skip when it could not be judged."""
+        from proctor.testing._helper import run_loaded_case  # pytest's start-up stays fast (must stay fast)
+
+        option = self.config.getoption
+        outcome = run_loaded_case(
+            self.suite,
+            self.case,
+            target=option("proctor_target"),
+            trials=option("proctor_trials"),
+            judge=option("proctor_judge"),
+            simulator=option("proctor_simulator"),
+        )
+        if outcome.status in ("skipped", "inconclusive"):
+            pytest.skip(outcome.explain())
+        if not outcome.passed:
+            raise CaseFailed(outcome)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
+        """A failing case: its failing checks and transcript excerpt; a Proctor error: its message."""
+        from proctor.errors import ProctorError  # pytest's start-up stays fast (must stay fast)
+
+        if isinstance(excinfo.value, CaseFailed | ProctorError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the case is, for pytest's report."""
+        return self.path, None, f"{self.suite.name}::{self.case.name}"
+
+
+@pytest.fixture
+def proctor_case() -> Callable[..., Any]:
+    """`proctor.testing.run_case`: run a case of a suite file from a test (optionally against a Python agent)."""
+    from proctor.testing._helper import run_case  # pytest's start-up stays fast (must stay fast)
+
+    return run_case

@@ -1,0 +1,87 @@
+"""`proctor run` with several --model (or --target) values: one run per combination and one comparison."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from proctor.cli import app
+
+runner = CliRunner()
+
+SUITE = """\
+name: words
+trials: 1
+cases:
+  - name: say
+    dataset: {path: words.csv, name_from: n}
+    turns:
+      - content: "say {{ n }} {{ word }}"
+        assert: [{type: contains, value: "{{ word }}"}]
+"""
+
+
+def test_a_200_row_csv_runs_against_two_models_in_one_command_with_one_comparison(tmp_path: Path) -> None:
+    rows = "\n".join(f"{n},word{n}" for n in range(200))
+    (tmp_path / "words.csv").write_text(f"n,word\n{rows}\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    results = tmp_path / "results"
+    args = ["run", str(tmp_path / "words.yaml"), "--target", "python:helpers.agents:by_model", "--quiet"]
+    result = runner.invoke(app, [*args, "--model", "strong", "--model", "weak", "--results-dir", str(results)])
+    assert result.exit_code == 1, result.output  # the weak model failed cases
+    lines = result.output.splitlines()
+    assert any(line.startswith("strong @ python:helpers.agents:by_model: 200 passed, 0 failed") for line in lines)
+    assert any(line.startswith("weak @ python:helpers.agents:by_model: 100 passed, 100 failed") for line in lines)
+    strong = next(line for line in lines if line.startswith("strong @") and "baseline" in line)
+    weak = next(line for line in lines if line.startswith("weak @") and "McNemar" in line)
+    assert " 100% " in strong and " 98%-100% " in strong
+    assert " 50% " in weak and "0 better, 100 worse (McNemar p=1.58e-30)" in weak
+    (matrix_file,) = results.glob("matrix_*.matrix.json")
+    matrix = json.loads(matrix_file.read_text(encoding="utf-8"))
+    assert [run["model"] for run in matrix["runs"]] == ["strong", "weak"]
+    baseline, candidate = matrix["comparison"]
+    assert (baseline["cases"], baseline["passed"], baseline["vs_baseline"]) == (200, 200, None)
+    assert candidate["vs_baseline"]["worse"] == 100 and candidate["vs_baseline"]["better"] == 0
+    for run in matrix["runs"]:  # each combination is an ordinary run with its own results file
+        data = json.loads(Path(run["results"]).read_text(encoding="utf-8"))
+        assert data["model"] == run["model"] and len(data["cases"]) == 200
+
+
+def test_two_targets_make_two_runs_and_one_model_stays_a_plain_run(tmp_path: Path) -> None:
+    (tmp_path / "words.csv").write_text("n,word\n2,two\n3,three\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    results = tmp_path / "results"
+    args = ["run", str(tmp_path / "words.yaml"), "--quiet", "--results-dir", str(results), "--model", "weak"]
+    both = runner.invoke(
+        app, [*args, "--target", "python:helpers.agents:echo", "--target", "python:helpers.agents:by_model"]
+    )
+    assert both.exit_code == 1, both.output
+    assert "weak @ python:helpers.agents:echo" in both.output and "1 better" not in both.output
+    assert "0 better, 1 worse (McNemar p=1)" in both.output
+    plain = runner.invoke(app, [*args, "--target", "python:helpers.agents:echo"])
+    assert plain.exit_code == 0 and "McNemar" not in plain.output and "matrix" not in plain.output
+
+
+def test_output_and_resume_take_one_run(tmp_path: Path) -> None:
+    (tmp_path / "words.csv").write_text("n,word\n2,two\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    args = ["run", str(tmp_path / "words.yaml"), "--target", "python:helpers.agents:echo", "-m", "a", "-m", "b"]
+    result = runner.invoke(app, [*args, "--output", str(tmp_path / "out.json")])
+    assert result.exit_code == 2 and "--output and --resume take one run" in result.output
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_matrix_under_ci_prints_one_json_document(tmp_path: Path) -> None:
+    (tmp_path / "words.csv").write_text("n,word\n2,two\n3,three\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    args = ["run", str(tmp_path / "words.yaml"), "--ci", "--results-dir", str(tmp_path / "results")]
+    result = runner.invoke(
+        app, [*args, "--target", "python:helpers.agents:by_model", "--model", "strong", "--model", "weak"]
+    )
+    document = json.loads(result.stdout)  # one document, nothing else on stdout
+    assert result.exit_code == document["exit_code"] == 1
+    assert [s["model"] for s in document["summaries"]] == ["strong", "weak"]
+    assert [s["exit_code"] for s in document["summaries"]] == [0, 1]
+    assert document["comparison"][1]["vs_baseline"]["worse"] == 1
