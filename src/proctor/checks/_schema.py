@@ -72,7 +72,9 @@ def _with_embabel_jobs(schema: dict[str, Any]) -> dict[str, Any]:
 def _hoisted(value: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """Move a value schema's `$defs` to the document's (its `$ref`s point at the document root)."""
     for name, definition in value.pop("$defs", {}).items():
-        defs.setdefault(name, definition)
+        # two different models of one name would silently make one check's values validate as the other's
+        if defs.setdefault(name, definition) != definition:
+            raise ValueError(f"two JSON Schema definitions are named {name!r}: rename one of the models")
     return value
 
 

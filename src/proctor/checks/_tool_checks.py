@@ -30,7 +30,7 @@ from proctor.checks._result import CheckResult
 from proctor.checks._trajectory import CallRef, conversation_calls
 from proctor.suite import AssertionSpec, MatchingSpec
 
-__all__ = ["ArgsMatchSpec", "SequenceSpec", "ToolSpec"]
+__all__ = ["ArgsMatchSpec", "SequenceSpec", "ToolCallSpec"]
 
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
 
@@ -39,7 +39,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ToolSpec(_Strict):
+class ToolCallSpec(_Strict):
     """An expected call: a tool name, and optionally arguments it must include."""
 
     name: str = Field(min_length=1)
@@ -59,7 +59,7 @@ def _tools(value: Any) -> Any:
 
 
 # json_schema_input_type: `proctor schema` shows the short forms the validators accept (a name for a tool)
-Tool = Annotated[ToolSpec, BeforeValidator(_tool, json_schema_input_type=str | ToolSpec)]
+Tool = Annotated[ToolCallSpec, BeforeValidator(_tool, json_schema_input_type=str | ToolCallSpec)]
 Tools = Annotated[list[Tool], BeforeValidator(_tools)]
 
 
@@ -94,7 +94,7 @@ def _includes(expected: Mapping[str, Any], actual: Mapping[str, Any], options: M
     return all(key in actual and values_equal(value, actual[key], options) for key, value in expected.items())
 
 
-def _fits(tool: ToolSpec, ref: CallRef, options: MatchingSpec) -> bool:
+def _fits(tool: ToolCallSpec, ref: CallRef, options: MatchingSpec) -> bool:
     return ref.call.name == tool.name and (tool.args is None or _includes(tool.args, ref.call.arguments, options))
 
 
@@ -150,7 +150,7 @@ def _result(
 
 def _describe(value: Any) -> str:
     """A check's value for its display name, e.g. `lookup_user, get_time_off (superset)`."""
-    if isinstance(value, ToolSpec):
+    if isinstance(value, ToolCallSpec):
         text = value.describe()
     elif isinstance(value, SequenceSpec):
         text = f"{', '.join(t.describe() for t in value.tools)} ({value.mode})"
@@ -162,7 +162,7 @@ def _describe(value: Any) -> str:
 
 
 def _check_tool_called(spec: AssertionSpec, context: CheckContext) -> CheckResult:
-    tool: ToolSpec = spec.value
+    tool: ToolCallSpec = spec.value
     calls = conversation_calls(context)
     hits = [ref for ref in calls if _fits(tool, ref, _options(spec))]
     observation = f"call #{hits[0].number} is one" if hits else _names(calls)
@@ -170,7 +170,7 @@ def _check_tool_called(spec: AssertionSpec, context: CheckContext) -> CheckResul
 
 
 def _check_tool_not_called(spec: AssertionSpec, context: CheckContext) -> CheckResult:
-    tool: ToolSpec = spec.value
+    tool: ToolCallSpec = spec.value
     calls = conversation_calls(context)
     hits = [ref for ref in calls if _fits(tool, ref, _options(spec))]
     observation = f"it was called {len(hits)} time(s), first as call #{hits[0].number}" if hits else _names(calls)
@@ -200,8 +200,8 @@ def _check_tool_sequence(spec: AssertionSpec, context: CheckContext) -> CheckRes
     return _result(spec, context, ok, expectation, _names(calls), details={"mode": sequence.mode})
 
 
-def _args_fit(spec: ArgsMatchSpec, options: MatchingSpec) -> Callable[[ToolSpec, CallRef], bool]:
-    def fits(tool: ToolSpec, ref: CallRef) -> bool:
+def _args_fit(spec: ArgsMatchSpec, options: MatchingSpec) -> Callable[[ToolCallSpec, CallRef], bool]:
+    def fits(tool: ToolCallSpec, ref: CallRef) -> bool:
         if ref.call.name != tool.name:
             return False
         expected, actual = tool.args or {}, ref.call.arguments
@@ -236,7 +236,7 @@ def _check_tool_args_match(spec: AssertionSpec, context: CheckContext) -> CheckR
 
 
 def _check_tool_call_f1(spec: AssertionSpec, context: CheckContext) -> CheckResult:
-    expected: list[ToolSpec] = spec.value
+    expected: list[ToolCallSpec] = spec.value
     calls = conversation_calls(context)
     options = _options(spec)
     matched = len(_pairs(expected, calls, lambda t, r: _fits(t, r, options)))
