@@ -169,6 +169,20 @@ def run_command(
         help="Play each watsonx dataset's story with a simulated user (as IBM's ADK does) instead of sending "
         "its starting sentence once; the same as `simulate: true` in a config.yaml beside the datasets.",
     ),
+    cluster: str | None = typer.Option(
+        None,
+        "--cluster",
+        envvar="PROCTOR_CLUSTER",
+        help="Run the trials on a Ray cluster: ray://HOST:PORT, HOST:PORT, or 'auto' (a local Ray instance on "
+        "127.0.0.1); needs the ray extra. This process plans, limits, journals and writes the results.",
+    ),
+    cluster_workers: int | None = typer.Option(
+        None,
+        "--cluster-workers",
+        envvar="PROCTOR_CLUSTER_WORKERS",
+        min=1,
+        help="Worker processes on the cluster (default: its CPUs, at most --concurrency).",
+    ),
     trust: bool = typer.Option(
         False,
         "--trust",
@@ -235,8 +249,9 @@ def run_command(
     observer = None if ci or quiet else Observer(verbose=verbose, live=is_terminal())
     if verbose and not ci:
         _log_queries()
+    remote = _cluster(cluster, cluster_workers) if cluster is not None else None
     try:
-        outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer))
+        outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer, remote=remote))
     finally:
         if observer is not None:
             observer.close()
@@ -285,6 +300,13 @@ def parse_max_errors(value: str) -> Any:
         return parse_error_limit(value)
     except ValueError as exc:
         fail(f"--max-errors: {exc}")
+
+
+def _cluster(address: str, workers: int | None) -> Any:
+    """`--cluster` as the runner's remote trials (Ray, an optional extra, is imported only then)."""
+    from proctor.cluster import ClusterSettings, remote_trials
+
+    return guard(lambda: remote_trials(ClusterSettings(address, workers=workers)))
 
 
 def _graph(value: str | None) -> Any:
