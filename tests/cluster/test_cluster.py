@@ -110,3 +110,63 @@ def test_a_killed_worker_loses_only_its_trials_and_the_results_match_a_local_run
     assert len(agent.requests) - local_requests > 20  # the killed worker's trial was sent again
     assert agent.max_in_flight == 3  # the run's --concurrency held over three workers
     assert not [n for n in ray.util.list_named_actors() if "-worker-" in n]  # the run's workers are gone
+
+
+def interrupt_after(agent: Any, requests: int) -> threading.Thread:
+    """Send this process a SIGINT (Ctrl-C) once the agent has seen `requests` requests."""
+
+    def wait_then_interrupt() -> None:
+        deadline = time.monotonic() + 120
+        while len(agent.requests) < requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=wait_then_interrupt, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_ctrl_c_cancels_the_cluster_work_and_leaves_a_resumable_journal(model_server: Any, tmp_path: Path) -> None:
+    agent = model_server.script(default=Reply("Alice works here.", delay=0.4))
+    suites = load_suites([write_suite(tmp_path, agent.base_url, cases=3, trials=3)], registry)
+    cluster = remote_trials(ClusterSettings("auto", workers=2, cpus_per_worker=0.5))
+    first = Finished()
+    interrupter = interrupt_after(agent, 4)
+    options = RunOptions(concurrency=2, results_dir=tmp_path, handle_sigint=True)
+    interrupted = run_sync(suites, options, observer=first, remote=cluster)
+    interrupter.join()
+    assert interrupted.data["status"] == "interrupted"
+    done = interrupted.data["summary"]["trials"]["run"]
+    assert 2 <= done < 12 and len(first.seen) == done
+    assert interrupted.path is not None
+    assert not [n for n in ray.util.list_named_actors() if "-worker-" in n]  # the cluster's work is gone
+
+    second = Finished()
+    resumed = run_sync(
+        suites, RunOptions(concurrency=2, resume=interrupted.path, handle_sigint=False), observer=second, remote=cluster
+    )
+    assert resumed.data["status"] == "complete" and resumed.data["run_id"] == interrupted.data["run_id"]
+    assert not set(first.seen) & set(second.seen)  # a kept trial is not run again
+    assert len(first.seen) + len(second.seen) == 12
+    assert statuses(resumed.data) == {
+        **{f"who-{n}": [(t, "passed") for t in (1, 2, 3)] for n in range(3)},
+        "never": [(t, "failed") for t in (1, 2, 3)],
+    }
+
+
+def test_judge_concurrency_holds_across_workers(
+    model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = model_server.script(default=Reply("Alice works here."))
+    judge = model_server.script(default=Reply('{"reason": "names Alice", "pass": true, "score": 1}', delay=0.1))
+    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)  # forwarded to the workers with the key
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    suites = load_suites([write_suite(tmp_path, agent.base_url, cases=3, trials=3, judged=True)], registry)
+    options = RunOptions(
+        concurrency=6, judge="openai/judge", judge_concurrency=2, cache=False, write_results=False, handle_sigint=False
+    )
+    data = run_sync(suites, options, remote=remote_trials(ClusterSettings("auto", workers=3, cpus_per_worker=0.5))).data
+    assert [c["status"] for c in data["cases"]] == ["passed", "passed", "passed", "failed"]
+    assert len(judge.requests) == 9
+    assert judge.max_in_flight == 2  # --judge-concurrency for the run, not per worker (3 workers x 2)
+    assert agent.max_in_flight <= 6

@@ -1,0 +1,34 @@
+"""`proctor run --cluster`: the option reaches the runner; a bad address is a usage error before Ray starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from proctor.cli import app
+from servers.model_server import Reply
+
+runner = CliRunner()
+
+
+def test_a_malformed_cluster_address_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text("name: s\ntarget: http://127.0.0.1:9/v1\nturns: [{content: hi}]\n")
+    result = runner.invoke(app, ["run", str(tmp_path), "--cluster", "not an address"])
+    assert result.exit_code == 2
+    assert "--cluster: expected 'auto', 'ray://HOST:PORT' or 'HOST:PORT', found 'not an address'" in result.output
+
+
+@pytest.mark.usefixtures("ray_local")
+def test_max_errors_stops_a_cluster_run(model_server: Any, tmp_path: Path) -> None:
+    agent = model_server.script(default=Reply("no", status=400))
+    text = f"name: s\ntarget: {{type: openai, base_url: '{agent.base_url}'}}\ntrials: 6\nturns: [{{content: hi}}]\n"
+    (tmp_path / "s.yaml").write_text(text)
+    args = ["run", str(tmp_path), "--cluster", "auto", "--cluster-workers", "2", "--concurrency", "1"]
+    result = runner.invoke(app, [*args, "--max-errors", "1", "--ci"])
+    assert result.exit_code == 5, result.output
+    summary = json.loads(result.stdout)
+    assert summary["status"] == "aborted" and summary["summary"]["trials"]["run"] == 2  # the second error stops it
