@@ -84,7 +84,8 @@ class _Pool:
     ) -> None:
         self.settings, self.models = settings, models
         self.run_tag = f"proctor-{plan.run_id}-{uuid.uuid4().hex[:8]}"
-        self.limiter: Any = ray.remote(Limiter).options(max_concurrency=10_000).remote()
+        limiter = f"{self.run_tag}-limiter"
+        self.limiter: Any = ray.remote(Limiter).options(name=limiter, max_concurrency=10_000).remote()
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         count = settings.workers or max(1, min(cpus, options.concurrency))
         shared = worker_plan(plan), worker_options(options)
@@ -98,7 +99,7 @@ class _Pool:
                 max_task_retries=0,  # its lost trials are sent again by the driver, to another worker
                 max_concurrency=options.concurrency,
                 scheduling_strategy="SPREAD",
-            ).remote(*shared, self.limiter, env)
+            ).remote(*shared, limiter, env)  # by name: a handle argument would not survive a restart
             for n in range(count)
         ]
         self.in_flight = [0] * count

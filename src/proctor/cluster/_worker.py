@@ -13,6 +13,8 @@ import os
 from dataclasses import replace
 from typing import Any
 
+import ray
+
 from proctor.cluster._limiter import RemoteLimits, current_dispatch
 from proctor.models import ManagedModel
 from proctor.results import TrialResult
@@ -37,9 +39,10 @@ def worker_plan(plan: Plan) -> Plan:
 class TrialWorker:
     """Runs trials of one plan (a Ray actor: `ray.remote(TrialWorker)`; restarted by Ray when it dies)."""
 
-    def __init__(self, plan: Plan, options: RunOptions, limiter: Any, env: dict[str, str]) -> None:
+    def __init__(self, plan: Plan, options: RunOptions, limiter: str, env: dict[str, str]) -> None:
         os.environ.update(env)  # the driver's keys and endpoints (a worker is a process of its own)
-        self.plan, self.options, self.limiter = plan, options, limiter
+        self.plan, self.options = plan, options
+        self.limiter: Any = ray.get_actor(limiter)
         self.cases = {case_key(case): case for case in plan.cases}
         self.resources: _Resources | None = None
         self._opening: asyncio.Future[_Resources] | None = None
