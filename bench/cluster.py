@@ -25,14 +25,13 @@ from typing import Any
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # read when Ray is imported: loopback only
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import latency_server  # noqa: E402  (bench/run.py)
-from workloads import W1_CASES, write_w1  # noqa: E402
-
-from proctor.checks import registry  # noqa: E402
-from proctor.cluster import ClusterSettings, remote_trials  # noqa: E402
-from proctor.cluster._connect import connect  # noqa: E402
-from proctor.run import RunOptions, run_sync  # noqa: E402
-from proctor.suite import load_suites  # noqa: E402
+from proctor.checks import registry
+from proctor.cluster import ClusterSettings, remote_trials
+from proctor.cluster._connect import connect
+from proctor.run import RunOptions, run_sync
+from proctor.suite import load_suites
+from run import latency_server
+from workloads import W1_CASES, write_w1
 
 
 class Clock:
