@@ -25,6 +25,7 @@ from proctor.cluster._connect import connect
 from proctor.cluster._limiter import Limiter
 from proctor.cluster._settings import ClusterSettings
 from proctor.cluster._worker import TrialWorker, worker_options, worker_plan
+from proctor.errors import ConfigError
 from proctor.results import TrialResult
 from proctor.run.batch import RemoteTrials, TrialRunner
 from proctor.run.options import RunOptions
@@ -70,6 +71,7 @@ async def _open(
     try:
         pool = _Pool(settings, plan, options, models)
         try:
+            await pool.ready()
             yield pool.run
         finally:
             with anyio.CancelScope(shield=True):
@@ -97,7 +99,7 @@ class _Pool:
                 num_cpus=settings.cpus_per_worker,
                 max_restarts=-1,  # a worker that dies comes back (on a live node) for the trials to come
                 max_task_retries=0,  # its lost trials are sent again by the driver, to another worker
-                max_concurrency=options.concurrency,
+                max_concurrency=options.concurrency + 2,  # + `pid` and `close` beside a full load
                 scheduling_strategy="SPREAD",
             ).remote(*shared, limiter, env)  # by name: a handle argument would not survive a restart
             for n in range(count)
@@ -105,8 +107,32 @@ class _Pool:
         self.in_flight = [0] * count
         self.dispatches = itertools.count(1)
 
-    def worker_names(self) -> list[str]:
-        return [f"{self.run_tag}-worker-{n}" for n in range(len(self.workers))]
+    async def ready(self) -> None:
+        """Wait until every worker has started (fail early: not enough CPUs, Proctor missing on a node).
+
+        Raises:
+            ConfigError: A worker did not start within `ClusterSettings.start_timeout`, or failed to.
+        """
+        settings = self.settings
+        cpus = ray.cluster_resources().get("CPU", 0)  # type: ignore[no-untyped-call]
+        short = f"(the cluster has {cpus:g} CPUs; each worker asks for {settings.cpus_per_worker:g})"
+        if settings.address == "auto" and len(self.workers) * settings.cpus_per_worker > cpus:
+            # a local instance does not grow: these workers would never start
+            raise ConfigError(f"--cluster: {len(self.workers)} workers do not fit {short}: ask for fewer")
+        refs = [worker.pid.remote() for worker in self.workers]
+        ready, _ = await anyio.to_thread.run_sync(
+            lambda: ray.wait(refs, num_returns=len(refs), timeout=settings.start_timeout)
+        )
+        for ref in ready:
+            try:
+                await ref
+            except _LOST as exc:
+                raise ConfigError(f"--cluster: a worker failed to start: {exc}") from None
+        if len(ready) < len(refs):
+            raise ConfigError(
+                f"--cluster: {len(ready)} of {len(refs)} workers started within {settings.start_timeout:g} s "
+                f"{short}: ask for fewer workers (--cluster-workers), or allow more time"
+            )
 
     async def run(self, work: TrialWork) -> TrialResult:
         """Run one trial on the cluster (see the module's docstring)."""

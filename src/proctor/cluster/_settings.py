@@ -19,3 +19,5 @@ class ClusterSettings:
     """CPUs each worker reserves (Ray spreads the workers over the nodes)."""
     max_attempts: int = 3
     """Times a trial is sent before it is recorded as an error because its workers kept dying."""
+    start_timeout: float = 120.0
+    """Seconds the workers may take to start before the run fails (a cluster short of CPUs never starts them)."""
