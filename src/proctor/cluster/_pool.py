@@ -80,16 +80,24 @@ async def _open(
         connection.close()
 
 
+def _room(settings: ClusterSettings) -> str:
+    cpus = ray.cluster_resources().get("CPU", 0)  # type: ignore[no-untyped-call]
+    return f"(the cluster has {cpus:g} CPUs; each worker asks for {settings.cpus_per_worker:g})"
+
+
 class _Pool:
     def __init__(
         self, settings: ClusterSettings, plan: Plan, options: RunOptions, models: ModelServices | None
     ) -> None:
         self.settings, self.models = settings, models
         self.run_tag = f"proctor-{plan.run_id}-{uuid.uuid4().hex[:8]}"
-        limiter = f"{self.run_tag}-limiter"
-        self.limiter: Any = ray.remote(Limiter).options(name=limiter, max_concurrency=10_000).remote()
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         count = settings.workers or max(1, min(cpus, options.concurrency))
+        if settings.address == "auto" and count * settings.cpus_per_worker > cpus:
+            # a local instance does not grow: these workers would never start
+            raise ConfigError(f"--cluster: {count} workers do not fit {_room(settings)}: ask for fewer")
+        limiter = f"{self.run_tag}-limiter"
+        self.limiter: Any = ray.remote(Limiter).options(name=limiter, max_concurrency=10_000).remote()
         shared = worker_plan(plan), worker_options(options)
         actor = ray.remote(TrialWorker)
         env = forwarded_env()
@@ -114,11 +122,6 @@ class _Pool:
             ConfigError: A worker did not start within `ClusterSettings.start_timeout`, or failed to.
         """
         settings = self.settings
-        cpus = ray.cluster_resources().get("CPU", 0)  # type: ignore[no-untyped-call]
-        short = f"(the cluster has {cpus:g} CPUs; each worker asks for {settings.cpus_per_worker:g})"
-        if settings.address == "auto" and len(self.workers) * settings.cpus_per_worker > cpus:
-            # a local instance does not grow: these workers would never start
-            raise ConfigError(f"--cluster: {len(self.workers)} workers do not fit {short}: ask for fewer")
         refs = [worker.pid.remote() for worker in self.workers]
         ready, _ = await anyio.to_thread.run_sync(
             lambda: ray.wait(refs, num_returns=len(refs), timeout=settings.start_timeout)
@@ -131,7 +134,7 @@ class _Pool:
         if len(ready) < len(refs):
             raise ConfigError(
                 f"--cluster: {len(ready)} of {len(refs)} workers started within {settings.start_timeout:g} s "
-                f"{short}: ask for fewer workers (--cluster-workers), or allow more time"
+                f"{_room(settings)}: ask for fewer workers (--cluster-workers), or allow more time"
             )
 
     async def run(self, work: TrialWork) -> TrialResult:
