@@ -170,3 +170,23 @@ def test_judge_concurrency_holds_across_workers(
     assert len(judge.requests) == 9
     assert judge.max_in_flight == 2  # --judge-concurrency for the run, not per worker (3 workers x 2)
     assert agent.max_in_flight <= 6
+
+
+def test_the_budget_counts_what_the_workers_judges_spent(
+    model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = model_server.script(default=Reply("Alice works here."))
+    judge = model_server.script(default=Reply('{"reason": "names Alice", "pass": true, "score": 1}', delay=0.2))
+    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {"openai/judge": {"input": 1000, "output": 0}}}')  # 100 prompt tokens: $0.10
+    suites = load_suites([write_suite(tmp_path, agent.base_url, cases=4, trials=3, judged=True)], registry)
+    options = RunOptions(
+        concurrency=2, judge="openai/judge", cache=False, budget=0.15, prices=prices, write_results=False,
+        handle_sigint=False,
+    )  # fmt: skip
+    data = run_sync(suites, options, remote=remote_trials(ClusterSettings("auto", workers=2, cpus_per_worker=0.5))).data
+    assert data["status"] == "aborted" and "budget of $0.15 reached" in data["reason"]
+    assert 2 <= data["summary"]["trials"]["run"] <= 4 < 15  # stopped once two judged trials had spent $0.20
+    assert data["summary"]["costs"]["judge"]["cost_usd"] >= 0.2

@@ -124,7 +124,7 @@ class _Pool:
         settings = self.settings
         refs = [worker.pid.remote() for worker in self.workers]
         ready, _ = await anyio.to_thread.run_sync(
-            lambda: ray.wait(refs, num_returns=len(refs), timeout=settings.start_timeout)
+            lambda: ray.wait(refs, num_returns=len(refs), timeout=settings.start_timeout), abandon_on_cancel=True
         )
         for ref in ready:
             try:
