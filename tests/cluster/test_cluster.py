@@ -57,6 +57,25 @@ def worker_pids() -> dict[str, int]:
     return {name: ray.get(ray.get_actor(name).pid.remote(), timeout=30) for name in names}
 
 
+def kill_a_busy_worker(agent: Any, *, busy: int, after: int) -> tuple[list[int], threading.Thread]:
+    """SIGKILL one worker process while all `busy` workers hold a trial at the agent (after `after` requests)."""
+    killed: list[int] = []
+
+    def kill() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            pids = worker_pids() if agent.in_flight == busy and len(agent.requests) > after else {}
+            if len(pids) == busy:  # every worker holds one trial at the agent: kill one mid-trial
+                pid = pids[min(pids)]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return killed, thread
+
+
 def shape(value: Any) -> Any:
     """A results document's keys, nested (lists by their first item), without the values."""
     if isinstance(value, dict):
@@ -79,20 +98,7 @@ def test_a_killed_worker_loses_only_its_trials_and_the_results_match_a_local_run
     local_requests = len(agent.requests)
     assert local_requests == 20
 
-    killed: list[int] = []
-
-    def kill_one_busy_worker() -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not killed:
-            pids = worker_pids() if agent.in_flight == 3 and len(agent.requests) > local_requests + 3 else {}
-            if len(pids) == 3:  # every worker holds one trial at the agent: kill one mid-trial
-                pid = pids[min(pids)]
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-            time.sleep(0.02)
-
-    killer = threading.Thread(target=kill_one_busy_worker, daemon=True)
-    killer.start()
+    killed, killer = kill_a_busy_worker(agent, busy=3, after=local_requests + 3)
     finished = Finished()
     options = RunOptions(concurrency=3, seed=1, results_dir=tmp_path / "cluster", handle_sigint=False)
     cluster = remote_trials(ClusterSettings("auto", workers=3, cpus_per_worker=0.5))
@@ -190,3 +196,21 @@ def test_the_budget_counts_what_the_workers_judges_spent(
     assert data["status"] == "aborted" and "budget of $0.15 reached" in data["reason"]
     assert 2 <= data["summary"]["trials"]["run"] <= 4 < 15  # stopped once two judged trials had spent $0.20
     assert data["summary"]["costs"]["judge"]["cost_usd"] >= 0.2
+
+
+def test_a_trial_whose_workers_keep_dying_is_an_error_not_a_retry_loop(model_server: Any, tmp_path: Path) -> None:
+    agent = model_server.script(default=Reply("Alice works here.", delay=0.3))
+    suites = load_suites([write_suite(tmp_path, agent.base_url, cases=2, trials=3)], registry)
+    killed, killer = kill_a_busy_worker(agent, busy=2, after=2)
+    cluster = remote_trials(ClusterSettings("auto", workers=2, cpus_per_worker=0.5, max_attempts=1))
+    options = RunOptions(concurrency=2, write_results=False, handle_sigint=False)
+    data = run_sync(suites, options, remote=cluster).data
+    killer.join()
+    assert killed
+    trials = [t for case in data["cases"] for t in case["trials"]]
+    assert len(trials) == 9 and sorted(len(case["trials"]) for case in data["cases"]) == [3, 3, 3]
+    assert all(sorted(t["trial"] for t in case["trials"]) == [1, 2, 3] for case in data["cases"])
+    lost = [t for t in trials if t["status"] == "error"]
+    assert len(lost) == 1 and lost[0]["error_type"] == "WorkerLost"
+    assert lost[0]["error"].startswith("its worker died 1 times (")
+    assert all(c["status"] == "skipped" for c in lost[0]["checks"])  # nothing unchecked passes

@@ -10,6 +10,7 @@ cancels the trials in flight on the cluster.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import uuid
@@ -113,6 +114,8 @@ class _Pool:
             for n in range(count)
         ]
         self.in_flight = [0] * count
+        self.suspect: set[int] = set()  # workers lost and not yet answering again
+        self.watches: set[asyncio.Task[None]] = set()
         self.dispatches = itertools.count(1)
 
     async def ready(self) -> None:
@@ -151,6 +154,7 @@ class _Pool:
             except _LOST as exc:
                 failures.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                 await self._release(dispatch)
+                self._suspect(index)
                 avoid = index
                 continue
             except RayTaskError as exc:  # the trial's own code raised: the same error as in a local run
@@ -167,8 +171,29 @@ class _Pool:
         return error_trial(work.case, work.number, reason, "WorkerLost")
 
     def _pick(self, avoid: int | None) -> int:
-        order = sorted(range(len(self.workers)), key=lambda i: (i == avoid, self.in_flight[i]))
+        """The worker with the fewest trials in flight, a lost one (or the one this trial was lost on) last."""
+        order = sorted(range(len(self.workers)), key=lambda i: (i == avoid or i in self.suspect, self.in_flight[i]))
         return order[0]
+
+    def _suspect(self, index: int) -> None:
+        """Send no new trials to a lost worker until it answers again (Ray restarts it)."""
+        if index in self.suspect:
+            return
+        self.suspect.add(index)
+
+        async def watch() -> None:
+            try:
+                await self.workers[index].pid.remote()
+            except _LOST:
+                await asyncio.sleep(1)
+                self.suspect.discard(index)
+                self._suspect(index)  # still restarting: ask again
+                return
+            self.suspect.discard(index)
+
+        task = asyncio.ensure_future(watch())
+        self.watches.add(task)
+        task.add_done_callback(self.watches.discard)
 
     async def _release(self, dispatch: str) -> None:
         with anyio.CancelScope(shield=True):
@@ -187,6 +212,8 @@ class _Pool:
 
     async def close(self) -> None:
         """Close every worker's resources (a worker that does not answer in 10 s is killed anyway)."""
+        for task in self.watches:
+            task.cancel()
         refs = [worker.close.remote() for worker in self.workers]
         with anyio.move_on_after(10):
             for ref in refs:
