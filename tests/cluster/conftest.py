@@ -23,11 +23,11 @@ def ray_local() -> Iterator[None]:
     from proctor.cluster._connect import connect
 
     connection = connect("auto")
-    assert connection.owned and connection.temp_dir is not None
-    import ray
-
-    assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}  # loopback only
     try:
+        assert connection.owned and connection.temp_dir is not None
+        import ray
+
+        assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}  # loopback only
         yield
     finally:
         connection.close()

@@ -61,12 +61,16 @@ def connect(address: str) -> Connection:
             raise ConfigError(f"--cluster {address}: cannot connect: {exc}") from None
         return Connection(owned=True)
     temp_dir = tempfile.mkdtemp(prefix="proctor-ray-")  # short: Ray's socket paths must fit 107 bytes
-    ray.init(
-        address="local",
-        _node_ip_address="127.0.0.1",
-        include_dashboard=False,
-        object_store_memory=LOCAL_OBJECT_STORE,
-        _temp_dir=temp_dir,
-        **quiet,
-    )
+    try:
+        ray.init(
+            address="local",
+            _node_ip_address="127.0.0.1",
+            include_dashboard=False,
+            object_store_memory=LOCAL_OBJECT_STORE,
+            _temp_dir=temp_dir,
+            **quiet,
+        )
+    except BaseException:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
     return Connection(owned=True, temp_dir=temp_dir)
