@@ -141,9 +141,11 @@ def test_no_import_cycles_between_modules_or_packages() -> None:
 
 @pytest.mark.parametrize(
     "package",
-    ["suite", "targets", "models", "state", "drivers", "checks", "scoring", "results", "run", "recorded", "service"]
-    + ["cluster"],
-)
+    [
+        "suite", "targets", "models", "state", "drivers", "checks", "scoring", "results", "run", "recorded", "service",
+        "cluster",
+    ],
+)  # fmt: skip
 def test_a_function_local_import_of_proctor_says_why(package: str) -> None:
     unexplained = []
     for name, path in MODULES.items():
