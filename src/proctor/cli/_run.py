@@ -269,6 +269,20 @@ def run_command(
         envvar="PROCTOR_TRACE_URL",
         help="Trace link template stored with each trial, e.g. http://localhost:16686/trace/{trace_id}.",
     ),
+    cluster: str | None = typer.Option(
+        None,
+        "--cluster",
+        envvar="PROCTOR_CLUSTER",
+        help="Run the trials on a Ray cluster: ray://HOST:PORT, HOST:PORT, or 'auto' (a local Ray instance on "
+        "127.0.0.1); needs the ray extra. This process plans, limits, journals and writes the results.",
+    ),
+    cluster_workers: int | None = typer.Option(
+        None,
+        "--cluster-workers",
+        envvar="PROCTOR_CLUSTER_WORKERS",
+        min=1,
+        help="Worker processes on the cluster (default: its CPUs, at most --concurrency).",
+    ),
     trust: bool = typer.Option(
         False,
         "--trust",
@@ -352,6 +366,8 @@ def run_command(
     if verbose and not ci:
         _log_queries()
     if matrix:  # every --model x --target combination, then one comparison
+        if cluster is not None:
+            fail("--cluster runs one model and one target: give one --model and one --target with it")
         from proctor.cli._matrix import run_matrix_command
 
         specs = [(t, _target_override(t, gateway, agent)) for t in target]
@@ -364,8 +380,9 @@ def run_command(
             if observer is not None:
                 observer.close()
         raise typer.Exit(code)
+    remote = _cluster(cluster, cluster_workers) if cluster is not None else None
     try:
-        outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer))
+        outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer, remote=remote))
     finally:
         if observer is not None:
             observer.close()
@@ -419,6 +436,13 @@ def parse_max_errors(value: str) -> Any:
         return parse_error_limit(value)
     except ValueError as exc:
         fail(f"--max-errors: {exc}")
+
+
+def _cluster(address: str, workers: int | None) -> Any:
+    """`--cluster` as the runner's remote trials (Ray, an optional extra, is imported only then)."""
+    from proctor.cluster import ClusterSettings, remote_trials
+
+    return guard(lambda: remote_trials(ClusterSettings(address, workers=workers)))
 
 
 def _graph(value: str | None) -> Any:

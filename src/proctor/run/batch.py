@@ -8,8 +8,9 @@ outcome = proctor.run_sync(suites, RunOptions(model="gpt-4.1-mini"))
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from functools import partial
 
 import anyio
 
@@ -32,7 +33,12 @@ from proctor.suite._tools import ToolSpec
 from proctor.targets import SessionContext, Target, build_target
 from proctor.traces import open_export
 
-__all__ = ["run", "run_sync"]
+__all__ = ["RemoteTrials", "TrialRunner", "run", "run_sync"]
+
+TrialRunner = Callable[[TrialWork], Awaitable[TrialResult]]
+"""Runs one planned trial and returns its result."""
+RemoteTrials = Callable[[Plan, RunOptions, ModelServices | None], AbstractAsyncContextManager[TrialRunner]]
+"""Opens somewhere else to run trials (`proctor.cluster`), given the plan, options and this process's models."""
 
 
 class _Resources:
@@ -113,11 +119,14 @@ async def run(
     *,
     cases: Sequence[Case] | None = None,
     observer: RunObserver | None = None,
+    remote: RemoteTrials | None = None,
 ) -> RunOutcome:
     """Run `cases` (default: every case of `suites`) and return the result.
 
     Finished trials are journaled as they finish; the results JSON is written at the end, also when
     the run is interrupted (status `interrupted`) or stopped by its budget (status `aborted`).
+    With `remote`, the trials run there (graphs are its business) and this process plans, limits,
+    records and writes as for a local run.
 
     Raises:
         ConfigError: A case has no target, a target cannot be built, or `--resume` is unreadable.
@@ -127,9 +136,14 @@ async def run(
     async with AsyncExitStack() as stack:
         resources = _Resources(plan, options)
         stack.push_async_callback(resources.aclose)
-        await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
+        if remote is None:
+            await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
         resources.start_models(plan, options)
-        await stack.enter_async_context(serve_tools(plan.cases, resources.tool_model))
+        if remote is None:
+            await stack.enter_async_context(serve_tools(plan.cases, resources.tool_model))
+            run_one: TrialRunner = partial(_run_one, plan=plan, options=options, resources=resources)
+        else:  # a remote worker serves a case's tools itself (a private server per trial)
+            run_one = await stack.enter_async_context(remote(plan, options, resources.models))
         target = ", ".join(sorted({t.name for t in resources.distinct}))
         exports = open_export(
             enabled=options.otel, endpoint=options.otel_endpoint, url_template=options.trace_url,
@@ -144,7 +158,7 @@ async def run(
             observer.started(len(plan.todo), sum(len(v) for v in plan.kept.values()))
 
         async def one(work: TrialWork) -> None:
-            running = _run_one(work, plan, options, resources)
+            running = run_one(work)
             trial = await (running if exports is None else exports.run(work.key, work.number, running))
             if resources.models is not None:
                 resources.models.account_agent(trial, plan.model)
@@ -210,6 +224,7 @@ def run_sync(
     *,
     cases: Sequence[Case] | None = None,
     observer: RunObserver | None = None,
+    remote: RemoteTrials | None = None,
 ) -> RunOutcome:
     """Run synchronously (a thin wrapper over `run` for scripts and notebooks)."""
     box: list[RunOutcome] = []
@@ -217,7 +232,7 @@ def run_sync(
     async def main() -> None:
         # Returned through a list, not as the main task's result: on exit asyncio may repr() that task,
         # which would render the whole outcome (measured: +79 µs per case at 5,000 cases).
-        box.append(await run(suites, options or RunOptions(), cases=cases, observer=observer))
+        box.append(await run(suites, options or RunOptions(), cases=cases, observer=observer, remote=remote))
 
     anyio.run(main)
     return box[0]
