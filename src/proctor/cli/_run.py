@@ -54,7 +54,7 @@ EPILOG = epilog(
             "proctor run evals/ -c greets -c refunds --trials 3 --judge ollama/llama3.1",
         ),
         ("In CI: the JSON summary on stdout, JUnit XML beside it:", "proctor run evals/ --ci -o results.xml"),
-        ("The cases a tag selects, as JSON, without running them:", "proctor run evals/ --tag smoke --list --json"),
+        ("Two models side by side (a run each, one comparison):", "proctor run evals/ -m gpt-4.1-mini -m gpt-4.1"),
     ],
     [
         (0, "every case passed (skipped ones too, unless --ci)"),
@@ -251,28 +251,40 @@ def run_command(
         help="Play watsonx datasets' stories with a simulated user (as 'simulate: true' in their config.yaml).",
     ),
     view: bool = typer.Option(
-        False, "--view", help="At the end, serve `proctor view` on this run's page (Ctrl-C stops it)."
+        False,
+        "--view",
+        rich_help_panel=PANEL_OUTPUT,
+        help="At the end, serve `proctor view` on this run's page (Ctrl-C stops it).",
     ),
     otel: bool = typer.Option(
         False,
         "--otel",
         envvar="PROCTOR_OTEL",
+        rich_help_panel=PANEL_OUTPUT,
         help="Export one OpenTelemetry trace per trial over OTLP (on by itself when OTEL_EXPORTER_OTLP_ENDPOINT "
         "is set); the agent is sent W3C traceparent so its spans join. Needs the otel extra.",
     ),
     otel_endpoint: str | None = typer.Option(
-        None, "--otel-endpoint", help="OTLP collector base URL, e.g. http://localhost:4318 (implies --otel)."
+        None,
+        "--otel-endpoint",
+        metavar="URL",
+        rich_help_panel=PANEL_OUTPUT,
+        help="OTLP collector base URL, e.g. http://127.0.0.1:4318 (implies --otel).",
     ),
     trace_url: str | None = typer.Option(
         None,
         "--trace-url",
         envvar="PROCTOR_TRACE_URL",
-        help="Trace link template stored with each trial, e.g. http://localhost:16686/trace/{trace_id}.",
+        metavar="TEMPLATE",
+        rich_help_panel=PANEL_OUTPUT,
+        help="A link to each trial's trace, kept in the results: a URL with {trace_id} in it (Jaeger, Langfuse).",
     ),
     cluster: str | None = typer.Option(
         None,
         "--cluster",
         envvar="PROCTOR_CLUSTER",
+        metavar="ADDRESS",
+        rich_help_panel=PANEL_RUN,
         help="Run the trials on a Ray cluster: ray://HOST:PORT, HOST:PORT, or 'auto' (a local Ray instance on "
         "127.0.0.1); needs the ray extra. This process plans, limits, journals and writes the results.",
     ),
@@ -281,6 +293,8 @@ def run_command(
         "--cluster-workers",
         envvar="PROCTOR_CLUSTER_WORKERS",
         min=1,
+        metavar="N",
+        rich_help_panel=PANEL_RUN,
         help="Worker processes on the cluster (default: its CPUs, at most --concurrency).",
     ),
     trust: bool = typer.Option(
