@@ -143,9 +143,11 @@ class Matrix:
 
     def table(self) -> str:
         """The comparison as plain text, one line per combination."""
-        head = f"{'combination':<40} {'pass rate':>9} {'95% CI':>9} {'score':>6} {'p50 ms':>7} {'tokens':>7}"
+        rows = self.comparison()
+        width = max([len("combination"), *(len(row.label) for row in rows)])  # labels whole, never cut
+        head = f"{'combination':<{width}} {'pass rate':>9} {'95% CI':>9} {'score':>6} {'p50 ms':>7} {'tokens':>7}"
         lines = [f"{head} {'cost $':>8}  vs baseline"]
-        for row in self.comparison():
+        for row in rows:
             rate = "-" if row.pass_rate is None else f"{row.pass_rate:.0%}"
             ci = "-" if row.interval is None else f"{row.interval[0]:.0%}-{row.interval[1]:.0%}"
             score = "-" if row.mean_score is None else f"{row.mean_score:.2f}"
@@ -157,7 +159,7 @@ class Matrix:
                 else f"{row.better} better, {row.worse} worse (McNemar p={row.p_value:.3g})"
             )
             lines.append(
-                f"{row.label[:40]:<40} {rate:>9} {ci:>9} {score:>6} {p50:>7} {row.tokens:>7} {cost:>8}  {versus}"
+                f"{row.label:<{width}} {rate:>9} {ci:>9} {score:>6} {p50:>7} {row.tokens:>7} {cost:>8}  {versus}"
             )
         return "\n".join(lines)
 
