@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from proctor.cli import app
@@ -47,6 +48,11 @@ def test_a_200_row_csv_runs_against_two_models_in_one_command_with_one_compariso
     for run in matrix["runs"]:  # each combination is an ordinary run with its own results file
         data = json.loads(Path(run["results"]).read_text(encoding="utf-8"))
         assert data["model"] == run["model"] and len(data["cases"]) == 200
+    markdown = matrix_file.with_name(matrix["group"] + ".md").read_text(encoding="utf-8")
+    html = matrix_file.with_name(matrix["group"] + ".html").read_text(encoding="utf-8")
+    for report in (markdown, html):  # the runs side by side, then the paired test
+        assert "Matrix: paired comparison against the first combination" in report
+        assert "0 better, 100 worse (McNemar p=1.58e-30)" in report and "strong" in report and "weak" in report
 
 
 def test_two_targets_make_two_runs_and_one_model_stays_a_plain_run(tmp_path: Path) -> None:
@@ -85,3 +91,21 @@ def test_a_matrix_under_ci_prints_one_json_document(tmp_path: Path) -> None:
     assert [s["model"] for s in document["summaries"]] == ["strong", "weak"]
     assert [s["exit_code"] for s in document["summaries"]] == [0, 1]
     assert document["comparison"][1]["vs_baseline"]["worse"] == 1
+
+
+def test_the_project_config_names_the_matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "words.csv").write_text("n,word\n2,two\n3,three\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    (tmp_path / "proctor.yaml").write_text(
+        "trusted: true\ntarget: python:helpers.agents:echo\n"
+        "matrix:\n  models: [strong, weak]\n  targets: [python:helpers.agents:by_model]\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PROCTOR_HOME", str(tmp_path / ".proctor"))
+    result = runner.invoke(app, ["run", "words.yaml", "--ci"])
+    document = json.loads(result.stdout)
+    assert [s["model"] for s in document["summaries"]] == ["strong", "weak"]  # the matrix wins over `target:`
+    assert {s["target"] for s in document["summaries"]} == {"python helpers.agents:by_model"}
+    one = runner.invoke(app, ["run", "words.yaml", "--ci", "--model", "strong"])  # the command line wins
+    assert json.loads(one.stdout)["model"] == "strong" and one.exit_code == 0

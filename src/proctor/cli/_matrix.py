@@ -46,14 +46,17 @@ def run_matrix_command(
         return await run_matrix(suites, options, cells, cases=cases, observer=observer)
 
     matrix = guard(lambda: anyio.run(main))
-    path = matrix.write(options.results_dir or results_dir)
+    directory = options.results_dir or results_dir
+    path = matrix.write(directory)
+    reports = _write_reports(matrix, directory)
     codes = [exit_code(outcome.result, fail_on_skipped=fail_on_skipped) for _, outcome in matrix.runs]
     if ci:  # one JSON document: each run's --ci summary, the comparison, where the group was written
         summaries = [
             {"label": cell.label, **summary_json(outcome.result, outcome.path, fail_on_skipped=fail_on_skipped)}
             for cell, outcome in matrix.runs
         ]
-        document = {"matrix": str(path), "exit_code": max(codes, default=0), **matrix.to_dict()}
+        document = {"matrix": str(path), "reports": [str(p) for p in reports], "exit_code": max(codes, default=0)}
+        document.update(matrix.to_dict())
         typer.echo(json.dumps({**document, "summaries": summaries}))
         return max(codes, default=0)
     for cell, outcome in matrix.runs:
@@ -65,4 +68,17 @@ def run_matrix_command(
     typer.echo("")
     typer.echo(matrix.table())
     typer.echo(f"matrix: {path}")
+    typer.echo(f"reports: {', '.join(str(p) for p in reports)}")
     return max(codes, default=0)
+
+
+def _write_reports(matrix: Any, directory: Path) -> list[Path]:
+    """`<group>.md` and `<group>.html`: the runs side by side, and the paired comparison as a section."""
+    from proctor.results import build_report, write_report  # must stay fast: the report code loads only here
+
+    report = build_report([(outcome.data, outcome.path) for _, outcome in matrix.runs])
+    report.notes.append(
+        ("Matrix: paired comparison against the first combination (McNemar's exact test)", matrix.table())
+    )
+    group = directory / matrix.group
+    return write_report(report, markdown=group.with_suffix(".md"), html=group.with_suffix(".html"))

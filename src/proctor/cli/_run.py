@@ -314,8 +314,8 @@ def run_command(
 
     project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
     config = project.config
-    target = from_project(context, "target", target, [config.target] if config.target is not None else None)
-    model = from_project(context, "model", model, [config.model] if config.model is not None else None)
+    target = from_project(context, "target", target, _configured(config.target, config.matrix, "targets"))
+    model = from_project(context, "model", model, _configured(config.model, config.matrix, "models"))
     judge = from_project(context, "judge", judge, config.judge)
     concurrency = from_project(context, "concurrency", concurrency, config.concurrency)
     results_dir = from_project(context, "results_dir", results_dir, project.results_dir)
@@ -450,6 +450,12 @@ def parse_max_errors(value: str) -> Any:
         return parse_error_limit(value)
     except ValueError as exc:
         fail(f"--max-errors: {exc}")
+
+
+def _configured(single: str | None, matrix: Any, field: str) -> list[str] | None:
+    """`proctor.yaml`'s models (or targets): the `matrix:` list when it has one, else `model:` (`target:`)."""
+    values = list(getattr(matrix, field)) if matrix is not None else []
+    return values or ([single] if single is not None else None)
 
 
 def _cluster(address: str, workers: int | None) -> Any:

@@ -202,6 +202,8 @@ def render_markdown(report: Report) -> str:
         "",
         *_overall(report),
     ]
+    for title, text in report.notes:
+        lines += ["", f"## {title}", "", "```text", text, "```"]
     for run in report.runs:
         lines += _rubric_details(run)
     for run in report.runs:

@@ -272,6 +272,9 @@ class Report:
     cases: list[ReportCase]
     generated_at: str
     """ISO 8601 UTC."""
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    """Sections a caller adds after the overview, as `(title, preformatted text)` (e.g. a matrix's paired
+    comparison)."""
 
     @property
     def agents(self) -> str:

@@ -48,6 +48,17 @@ MAX_CONFIG_BYTES = 1024 * 1024
 """Largest `proctor.yaml` read."""
 
 
+class MatrixConfig(BaseModel):
+    """`matrix:` in `proctor.yaml`: models and targets `proctor run` crosses when the command line names none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    models: list[str] = Field(default_factory=list)
+    """Models sent to the agent (`--model`, repeated)."""
+    targets: list[str] = Field(default_factory=list)
+    """Agents (`--target`, repeated)."""
+
+
 class ProjectConfig(BaseModel):
     """What `proctor.yaml` may hold; every key is optional and a command-line option overrides it."""
 
@@ -70,6 +81,8 @@ class ProjectConfig(BaseModel):
     `.proctor/history.db`)."""
     concurrency: int | None = Field(default=None, ge=1)
     """Trials in flight (`--concurrency`)."""
+    matrix: MatrixConfig | None = None
+    """Models and targets to cross (`--model`/`--target` repeated); wins over `model:`/`target:`."""
 
 
 @dataclass(frozen=True, slots=True)
