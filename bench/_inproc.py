@@ -61,6 +61,7 @@ def measure(
     suites = load_suites([suite_dir], registry)
     gc.enable()
     gc.freeze()
+    gc.set_threshold(100_000, 10, 10)
     w1, c1 = time.perf_counter(), time.process_time()
     outcome = run_sync(
         suites,
