@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -109,3 +110,31 @@ def test_the_project_config_names_the_matrix(tmp_path: Path, monkeypatch: pytest
     assert {s["target"] for s in document["summaries"]} == {"python helpers.agents:by_model"}
     one = runner.invoke(app, ["run", "words.yaml", "--ci", "--model", "strong"])  # the command line wins
     assert json.loads(one.stdout)["model"] == "strong" and one.exit_code == 0
+
+
+def test_a_matrix_is_one_group_in_the_store_runs_and_the_viewer(tmp_path: Path) -> None:
+    from proctor.results import HistoryStore
+    from proctor.view import ViewOptions, create_app
+    from servers._serve import serve_app
+
+    (tmp_path / "words.csv").write_text("n,word\n2,two\n3,three\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    history = tmp_path / "store.db"
+    args = ["run", str(tmp_path / "words.yaml"), "--quiet", "--history", str(history)]
+    runner.invoke(app, [*args, "--target", "python:helpers.agents:by_model", "-m", "strong", "-m", "weak"])
+    runner.invoke(app, [*args, "--target", "python:helpers.agents:by_model", "-m", "strong"])  # not a matrix
+    with HistoryStore(history) as store:
+        runs = list(reversed(store.runs()))  # in the order they ran
+    grouped = [r for r in runs if r.run_group]
+    assert len(runs) == 3 and [r.model for r in grouped] == ["strong", "weak"]
+    assert grouped[0].run_group == grouped[1].run_group and grouped[0].run_group.startswith("matrix_")
+    listed = json.loads(runner.invoke(app, ["runs", "--history", str(history), "--json"]).stdout)
+    assert sorted(r["run_group"] or "" for r in listed) == ["", grouped[0].run_group, grouped[0].run_group]
+    with serve_app(create_app(history, options=ViewOptions(poll_seconds=0.05))) as base:
+        page = httpx.get(f"{base}/runs/{grouped[1].run_id}", timeout=10).text
+        alone = httpx.get(f"{base}/runs/{next(r for r in runs if not r.run_group).run_id}", timeout=10).text
+    assert f"one run of the matrix <code>{grouped[0].run_group}</code>" in page, page[page.find('id="group"') :][:900]
+    assert f'href="/compare?a={grouped[0].run_id}&amp;b={grouped[1].run_id}"' in page, page[page.find('id="group"') :][
+        :900
+    ]
+    assert 'id="group"' not in alone

@@ -175,3 +175,23 @@ def test_a_run_is_indexed_in_its_projects_store(tmp_path: Path, monkeypatch: pyt
     assert default_history_path(tmp_path / "evals" / ".results") == tmp_path / ".proctor" / "history.db"
     (tmp_path / "proctor.yaml").write_text("trusted: maybe\n")  # unreadable: the run still finds a store
     assert default_history_path(tmp_path / "evals" / ".results") == tmp_path / "evals" / ".proctor" / "history.db"
+
+
+def test_a_version_1_store_gains_the_run_group_and_keeps_its_runs(tmp_path: Path) -> None:
+    from proctor.results._history import _SCHEMA
+
+    path = tmp_path / "history.db"
+    old = sqlite3.connect(path)  # the store as the previous release made it: no run_group column
+    old.executescript(_SCHEMA.replace("    run_group TEXT,\n", ""))
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    first = sorted(DATA.glob("*.json"))[0]
+    with HistoryStore(path) as store:  # the migration
+        store.add(first)
+        grouped = tmp_path / "grouped.json"
+        grouped.write_text(json.dumps({**load_run(first), "run_id": "g_1", "group": "matrix_x"}), encoding="utf-8")
+        store.add(grouped)
+        by_id = {run.run_id: run.run_group for run in store.runs()}
+    assert by_id[load_run(first)["run_id"]] is None and by_id["g_1"] == "matrix_x"
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2

@@ -85,6 +85,9 @@ def runs_command(
     rescored = any(run.rescored_from for run in runs)
     if rescored:  # the column only when a listed run was rescored: the width goes to the others
         table.add_column("rescored from", no_wrap=True)
+    grouped = any(run.run_group for run in runs)
+    if grouped:  # likewise: only when a listed run is one of a matrix
+        table.add_column("matrix", no_wrap=True)
     for run in runs:
         row = (
             run.run_id,
@@ -99,7 +102,8 @@ def runs_command(
             f"{run.tokens:,}",
             _num(run.cost_usd, ".4f"),
         )
-        table.add_row(*row, *([run.rescored_from or ""] if rescored else []))
+        extra = [*([run.rescored_from or ""] if rescored else []), *([run.run_group or ""] if grouped else [])]
+        table.add_row(*row, *extra)
     out.print(table)
     if not runs:
         out.print("no runs" + (f" of model {model}" if model else "") + ": `proctor run` records each run here")

@@ -196,6 +196,7 @@ class ResultsRecord(_Record):
     target: str
     seed: NotRequired[int | None]
     rescored_from: NotRequired[str | None]
+    group: NotRequired[str | None]
     summary: SummaryRecord
     cases: list[CaseRecord]
 

@@ -41,7 +41,7 @@ __all__ = [
 HISTORY_FILE = Path(".proctor") / "history.db"
 """Where the store lives, relative to the project root."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """`PRAGMA user_version` of the store's tables."""
 
 _log = logging.getLogger("proctor.history")
@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS runs (
     tokens INTEGER,
     cost_usd REAL,
     rescored_from TEXT,
+    run_group TEXT,
     path TEXT NOT NULL,
     results_version INTEGER,
     file_mtime_ns INTEGER,
@@ -179,6 +180,8 @@ class HistoryStore:
                 raise ConfigError(f"{path} was written by a newer Proctor (history schema {version}): upgrade")
             if version < SCHEMA_VERSION:
                 with self._db:
+                    if version == 1:  # version 2 added the run's group (a matrix)
+                        self._db.execute("ALTER TABLE runs ADD COLUMN run_group TEXT")
                     self._db.executescript(_SCHEMA)
                     self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:

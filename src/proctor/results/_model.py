@@ -294,6 +294,8 @@ class RunResult:
     """For a run made by `proctor rescore`: the run whose transcripts it re-checked (in the JSON only when set)."""
     k: int | None = None
     """The k of pass@k and pass^k (`--k`); `None`: each case's number of scored trials."""
+    group: str | None = None
+    """The group of runs this one belongs to (a matrix: `matrix_<time>`; in the JSON only when set)."""
     _summary: tuple[tuple[Any, ...], RunAggregate] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -320,6 +322,7 @@ class RunResult:
             "target": self.target,
             "seed": self.seed,
             **({"rescored_from": self.rescored_from} if self.rescored_from is not None else {}),
+            **({"group": self.group} if self.group is not None else {}),
             "summary": summary,
             "cases": [c.to_dict(self.k) for c in self.cases],
         }

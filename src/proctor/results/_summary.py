@@ -109,6 +109,8 @@ class RunSummary:
     """Known cost over every role; `None` when no price was known."""
     rescored_from: str | None = None
     """The run this one re-scored."""
+    run_group: str | None = None
+    """The group of runs it belongs to (a `--model`/`--target` matrix: `matrix_<time>`)."""
     path: str | None = None
     """Where the results JSON is."""
 
@@ -147,6 +149,7 @@ class RunSummary:
             tokens=(summary.get("tokens") or {}).get("total", 0),
             cost_usd=known_cost(summary.get("costs")),
             rescored_from=data.get("rescored_from"),
+            run_group=data.get("group"),
             path=None if path is None else str(path),
         )
 

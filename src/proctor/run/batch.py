@@ -154,6 +154,7 @@ async def run(
         recorder = Recorder(
             plan, target, seed=options.seed, k=options.k, write=options.write_results, history=options.history
         )
+        recorder.result.group = options.group
         if observer is not None:
             observer.started(len(plan.todo), sum(len(v) for v in plan.kept.values()))
 

@@ -208,6 +208,7 @@ async def run_matrix(
             options,
             model=cell.model if cell.model is not None else options.model,
             target=cell.target if cell.target is not None else options.target,
+            group=matrix.group,
         )
         matrix.runs.append((cell, await run(suites, cell_options, cases=cases, observer=observer)))
     return matrix

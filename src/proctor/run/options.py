@@ -76,6 +76,8 @@ class RunOptions:
     """The OTLP collector's base URL (e.g. `http://localhost:4318`); default from `OTEL_EXPORTER_OTLP_*`."""
     trace_url: str | None = None
     """A link template naming `{trace_id}` (a Jaeger or Langfuse URL), stored with each trial's trace id."""
+    group: str | None = None
+    """The group of runs this run belongs to (a matrix sets it for each of its runs)."""
 
     def __post_init__(self) -> None:
         for name, low in (

@@ -156,7 +156,9 @@ class _Viewer:
             if live is not None:
                 return self.live_page(live)
             return RedirectResponse(run_url(run.run_id), status_code=307)  # the address names the run in full
-        return self.page("run.html.j2", **run_view(run, self._data(run)))
+        # the runs of its matrix in the order they ran (the store lists newest first): the baseline first
+        group = [r for r in reversed(self.store.runs()) if r.run_group == run.run_group] if run.run_group else []
+        return self.page("run.html.j2", group=group, **run_view(run, self._data(run)))
 
     def live_page(self, live: LiveRun) -> HTMLResponse:
         cases: dict[str, dict[str, Any]] = {}
