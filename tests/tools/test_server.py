@@ -55,3 +55,24 @@ async def test_trials_see_only_their_tools_and_ended_trials_are_gone(tmp_path: P
             response = await client.post(one.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert response.status_code == 404 and "no such trial endpoint" in response.text
         assert server.trials_served == 2
+
+
+@pytest.mark.anyio
+async def test_the_stdio_bridge_serves_a_trials_tools_and_its_calls_land_in_the_trial(tmp_path: Path) -> None:
+    """An agent that starts its MCP servers itself gets the trial's tools from `PROCTOR_TOOLS_COMMAND`."""
+    import shlex
+
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from proctor.targets._mcp import process_environment
+
+    async with ToolServer() as server, server.trial(cases(tmp_path)["one"]) as trial:
+        command = shlex.split(process_environment({"tools_url": trial.url})["PROCTOR_TOOLS_COMMAND"])
+        parameters = StdioServerParameters(command=command[0], args=command[1:])
+        async with stdio_client(parameters) as streams, ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            names = sorted(tool.name for tool in (await session.list_tools()).tools)
+            result = await session.call_tool("only_one", {"x": 1})
+        assert names == ["only_one", "shared"]
+        assert [getattr(block, "text", "") for block in result.content] == ["1"]
+        assert [(c.name, c.arguments) for c in trial.drain()] == [("only_one", {"x": 1})]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -35,10 +37,16 @@ __all__ = ["McpSession", "McpTarget", "process_environment"]
 
 
 def process_environment(variables: dict[str, Any]) -> dict[str, str]:
-    """What an agent process Proctor starts learns of its trial: `PROCTOR_TOOLS_URL`, `PROCTOR_GRAPH_*`."""
+    """What an agent process Proctor starts learns of its trial: `PROCTOR_TOOLS_URL`, `PROCTOR_GRAPH_*`.
+
+    `PROCTOR_TOOLS_COMMAND` serves the same tools over stdio, for agents that start their MCP servers
+    themselves (`proctor.tools.bridge`).
+    """
     env = {}
     if variables.get("tools_url"):
-        env["PROCTOR_TOOLS_URL"] = str(variables["tools_url"])
+        url = str(variables["tools_url"])
+        env["PROCTOR_TOOLS_URL"] = url
+        env["PROCTOR_TOOLS_COMMAND"] = shlex.join([sys.executable, "-m", "proctor.tools.bridge", url])
     for key in GRAPH_HEADERS:
         if variables.get(key) is not None and variables.get("graph_uri"):
             env[f"PROCTOR_{key.upper()}"] = str(variables[key])
