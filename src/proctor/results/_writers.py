@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -99,9 +100,27 @@ def write_junit(path: Path, run: dict[str, Any]) -> None:
     _atomic_write(path, ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n")
 
 
-def write_output(path: Path, run: dict[str, Any]) -> None:
-    """Write `--output`: JUnit XML for `.xml`, the results JSON otherwise."""
+def write_output(path: Path, run: dict[str, Any], *, written: Path | None = None) -> None:
+    """Write `--output`: JUnit XML for `.xml`, the results JSON otherwise.
+
+    Args:
+        path: Where to write.
+        run: The results JSON.
+        written: The run's results file, when it was written already: a JSON `--output` is then a copy of
+            its bytes (serialised once).
+    """
     if path.suffix.lower() == ".xml":
         write_junit(path, run)
+    elif written is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            shutil.copyfile(written, tmp)
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     else:
         write_json(path, run)
