@@ -407,17 +407,7 @@ async def score_agent_data(
     details: dict[str, Any] = {"judge": _call_details(calls), "raw_score": raw, "scale": [low, high]}
     where = f"{raw:g} on {low}..{high}, normalised {score:.2f}, threshold {limit:.2f}"
     if spec.per_call:
-        per_call = []
-        for call, verdict in zip(_calls(data), verdicts, strict=True):
-            entry = {
-                "tool_name": _label(call),
-                "score": verdict.score,
-                "normalized": (verdict.score - low) / (high - low),
-            }
-            if isinstance(call, ToolCall) and call.call_id is not None:
-                entry["call_id"] = call.call_id
-            per_call.append({**entry, "reasoning": verdict.reasoning})
-        details["scores"] = per_call
+        details["scores"] = per_call = _per_call_scores(data, verdicts, low, high)
         worst = min(per_call, key=lambda e: e["score"])
         reason = (
             f"mean {raw:.2f} on {low}..{high} over {len(per_call)} tool call{'s' if len(per_call) > 1 else ''} "
@@ -431,6 +421,17 @@ async def score_agent_data(
             details["original_task"] = verdict.original_task
         reason = f"judge: {verdict.reasoning} ({where})"
     return CheckResult(label, kind, "passed" if score >= limit else "failed", score, weight, reason, turn, details)
+
+
+def _per_call_scores(data: AgentData, verdicts: list[Any], low: float, high: float) -> list[dict[str, Any]]:
+    """Each tool call's verdict: its tool, raw and normalised score, call id (when known) and reasoning."""
+    per_call = []
+    for call, verdict in zip(_calls(data), verdicts, strict=True):
+        entry = {"tool_name": _label(call), "score": verdict.score, "normalized": (verdict.score - low) / (high - low)}
+        if isinstance(call, ToolCall) and call.call_id is not None:
+            entry["call_id"] = call.call_id
+        per_call.append({**entry, "reasoning": verdict.reasoning})
+    return per_call
 
 
 _STRICT = MatchingSpec()
