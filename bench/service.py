@@ -180,7 +180,7 @@ def wrk_load(port: int, body: bytes, seconds: float, connections: int) -> tuple[
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(WRK_SCRIPT.format(body=body.decode()))
     try:
-        command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script.name]
+        command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "-s", script.name]
         output = subprocess.run(
             [*command, f"http://127.0.0.1:{port}/api/v1/evaluate"], capture_output=True, text=True, check=True
         ).stdout

@@ -8,6 +8,7 @@ Every option has a `PROCTOR_*` variable; the Go Eval Agent's variables are honou
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import socket
@@ -333,6 +334,10 @@ def serve_command(
         sock = _listen(host, port)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    # Everything loaded so far lives as long as the process: the collector need not walk it again per
+    # collection, and forked workers share its pages (gc.freeze's documented use before fork).
+    gc.collect()
+    gc.freeze()
     if workers == 1:
         uvicorn.Server(config).run(sockets=[sock])
     else:
