@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import shutil
@@ -367,7 +368,13 @@ def main() -> None:
     args = parser.parse_args()
     only = set(args.only.split(","))
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "proctor-bench-pycache"))
-    figures: dict[str, Any] = {"machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]}}
+    machine = {
+        "cores": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_average_1min": round(os.getloadavg()[0], 2),  # other work on the machine as the run starts
+        "uvloop": importlib.util.find_spec("uvloop") is not None,  # `proctor serve` runs on it when installed
+    }
+    figures: dict[str, Any] = {"machine": machine}
     if "http" in only:
         load_kind = args.load or ("wrk" if shutil.which("wrk") else "python")
         figures["http_early_exit"] = bench_http(args.requests, args.connections, load_kind, args.seconds)
