@@ -3,8 +3,11 @@
 Figures (issue 7):
 
 - `http`: precheck-only `POST /api/v1/evaluate` (the seed's early-exit body) against `proctor serve`
-  (1 and 2 worker processes) from a local load generator in this process: raw HTTP/1.1 keep-alive over
-  loopback, `--connections` connections, after a warm-up. Throughput, p50/p99 latency, server CPU/request.
+  (1 and 2 worker processes), HTTP/1.1 keep-alive over loopback, `--connections` connections, after a
+  warm-up. Throughput, p50/p99 latency, server CPU/request. The load comes from `wrk` (Debian's, one
+  thread, `--seconds` long: a C client leaves the two cores to the server) when it is installed, else
+  (or with `--load python`) from a load generator in this process, `--requests` requests; the figures
+  name which (`load`). Every answer must be a 200, or the run fails.
 - `judged`: the seed's good body through the full pipeline (3 judges) against a judge that answers after
   100 ms, C requests in flight and a judge concurrency J (`--judged C:J,...`). Ideal wall = requests x 3
   x 0.1 s / min(3C, J) (the judge calls in flight bound it); target <= 1.2 x ideal.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import shutil
@@ -165,11 +169,43 @@ async def load(port: int, body: bytes, total: int, connections: int) -> tuple[fl
     return time.perf_counter() - started, latencies
 
 
+WRK_SCRIPT = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = [==[{body}]==]
+"""
+
+
+def wrk_load(port: int, body: bytes, seconds: float, connections: int) -> tuple[int, float, float, float]:
+    """Run wrk against the evaluate route; (requests, requests per second, p50 ms, p99 ms)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT.format(body=body.decode()))
+    try:
+        command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "-s", script.name]
+        output = subprocess.run(
+            [*command, f"http://127.0.0.1:{port}/api/v1/evaluate"], capture_output=True, text=True, check=True
+        ).stdout
+    finally:
+        os.unlink(script.name)
+    if "Non-2xx" in output or "Socket errors" in output:
+        raise RuntimeError(f"wrk saw failed requests:\n{output}")
+    lines = output.splitlines()
+    requests = int(next(line for line in lines if " requests in " in line).split()[0])
+    rate = float(next(line for line in lines if line.startswith("Requests/sec:")).split()[1])
+
+    def percentile_ms(label: str) -> float:
+        value = next(line.split()[1] for line in lines if line.strip().startswith(label))
+        number = float(value.rstrip("muns"))
+        return number / 1000 if value.endswith("us") else number * 1000 if value[-2].isdigit() else number
+
+    return requests, rate, percentile_ms("50%"), percentile_ms("99%")
+
+
 def serve_command(port: int, *extra: str) -> list[str]:
     return [sys.executable, "-m", "proctor", "serve", "--port", str(port), "--log-level", "warning", *extra]
 
 
-def bench_http(requests: int, connections: int) -> dict[str, Any]:
+def bench_http(requests: int, connections: int, load_kind: str, seconds: float) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     for workers in (1, 2):
         port = free_port()
@@ -177,15 +213,21 @@ def bench_http(requests: int, connections: int) -> dict[str, Any]:
             time.sleep(0.5 if workers == 1 else 1.5)  # let every worker start
             asyncio.run(load(port, EARLY_EXIT, 2000, connections))  # warm-up
             cpu_before = tree_cpu(server.pid)
-            wall, latencies = asyncio.run(load(port, EARLY_EXIT, requests, connections))
+            if load_kind == "wrk":
+                done, rate, p50, p99 = wrk_load(port, EARLY_EXIT, seconds, connections)
+            else:
+                wall, latencies = asyncio.run(load(port, EARLY_EXIT, requests, connections))
+                done, rate = requests, requests / wall
+                p50, p99 = percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000
             cpu = tree_cpu(server.pid) - cpu_before
         figures[f"workers={workers}"] = {
-            "requests": requests,
+            "load": load_kind,
+            "requests": done,
             "connections": connections,
-            "throughput_rps": round(requests / wall, 1),
-            "p50_ms": round(percentile(latencies, 50) * 1000, 2),
-            "p99_ms": round(percentile(latencies, 99) * 1000, 2),
-            "server_cpu_us_per_request": round(cpu / requests * 1e6, 1),
+            "throughput_rps": round(rate, 1),
+            "p50_ms": round(p50, 2),
+            "p99_ms": round(p99, 2),
+            "server_cpu_us_per_request": round(cpu / done * 1e6, 1),
         }
     return figures
 
@@ -310,7 +352,11 @@ def bench_consumer(events: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="http,judged,consumer")
-    parser.add_argument("--requests", type=int, default=20000, help="HTTP early-exit requests per run.")
+    parser.add_argument(
+        "--load", choices=("wrk", "python"), help="HTTP load generator (default: wrk when installed, else python)."
+    )
+    parser.add_argument("--seconds", type=float, default=5, help="wrk: seconds per HTTP run.")
+    parser.add_argument("--requests", type=int, default=20000, help="python load: HTTP early-exit requests per run.")
     parser.add_argument("--connections", type=int, default=32, help="Load generator connections.")
     parser.add_argument("--judged-requests", type=int, default=400)
     parser.add_argument(
@@ -322,9 +368,16 @@ def main() -> None:
     args = parser.parse_args()
     only = set(args.only.split(","))
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "proctor-bench-pycache"))
-    figures: dict[str, Any] = {"machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]}}
+    machine = {
+        "cores": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_average_1min": round(os.getloadavg()[0], 2),  # other work on the machine as the run starts
+        "uvloop": importlib.util.find_spec("uvloop") is not None,  # `proctor serve` runs on it when installed
+    }
+    figures: dict[str, Any] = {"machine": machine}
     if "http" in only:
-        figures["http_early_exit"] = bench_http(args.requests, args.connections)
+        load_kind = args.load or ("wrk" if shutil.which("wrk") else "python")
+        figures["http_early_exit"] = bench_http(args.requests, args.connections, load_kind, args.seconds)
     if "judged" in only:
         figures["judged"] = {}
         for run in args.judged.split(","):

@@ -13,7 +13,16 @@ import httpx
 import pytest
 
 from proctor import __version__
-from proctor.service import HttpOptions, PipelineConfig, ServiceSettings, build_pipeline, create_app
+from proctor.service import (
+    EvaluationRequest,
+    EvaluationResult,
+    HttpOptions,
+    Pipeline,
+    PipelineConfig,
+    ServiceSettings,
+    build_pipeline,
+    create_app,
+)
 from proctor.service._openapi import SCHEMA_PATH, openapi_schema, schema_text
 from servers._serve import closed_port, serve_app
 from service.events import SEED_EARLY_EXIT, SEED_EVALUATE, event
@@ -231,3 +240,35 @@ def test_the_judge_endpoints_userinfo_reaches_neither_clients_nor_logs(
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "HTTP Request: POST http://judge:***@127.0.0.1" in logged  # httpx logged the call, masked
     assert "pw-judge-planted" not in logged
+
+
+class _Broken(Pipeline):
+    """Raises on every event, as a bug would."""
+
+    def stage_one(self, request: EvaluationRequest) -> Any:
+        raise RuntimeError("boom")
+
+
+def test_an_unexpected_error_on_the_evaluate_route_is_a_json_500(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR)
+    with serve_app(create_app(_Broken())) as url, httpx.Client(base_url=url) as client:
+        response = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers=JSON_HEADERS)
+        assert response.status_code == 500 and response.json() == {"detail": "internal error: RuntimeError: boom"}
+        assert httpx.get(f"{url}/api/v1/health").status_code == 200  # still serving (uvicorn closed that connection)
+    assert any("unexpected error serving /api/v1/evaluate" in record.getMessage() for record in caplog.records)
+
+
+def test_the_evaluate_route_answers_as_a_routed_endpoint_would(api: tuple[httpx.Client, JudgeScript]) -> None:
+    client, _ = api
+    response = client.post("/api/v1/evaluate", content=SEED_EARLY_EXIT, headers=JSON_HEADERS)
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    assert int(response.headers["content-length"]) == len(response.content)
+    result = EvaluationResult.model_validate_json(response.content)
+    assert response.content == result.model_dump_json().encode()  # compact JSON, the model's field order
+    assert (result.id, result.verdict, [stage.name for stage in result.stages]) == (
+        "evt-002",
+        "fail",
+        ["length-checker", "overlap-checker", "format-checker"],
+    )
+    empty = client.post("/api/v1/evaluate", content=b"", headers=JSON_HEADERS)
+    assert empty.status_code == 422 and empty.json()["detail"][0]["type"] == "json_invalid"

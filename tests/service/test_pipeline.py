@@ -7,10 +7,15 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from proctor.checks import Checklist, check_transcript_now
 from proctor.errors import ConfigError
-from proctor.scoring import verdict_band
+from proctor.scoring import mean_score, verdict_band
 from proctor.service import JUDGES, EvaluationRequest, Pipeline, PipelineConfig, ServiceSettings, build_pipeline
+from proctor.service._pipeline import StageOne
+from proctor.suite import AssertionSpec
 from servers.model_server import Reply
 from service.events import SEED_EARLY_EXIT, SEED_EVALUATE, event
 from service.judge_server import JudgeScript, verdict
@@ -215,3 +220,42 @@ def test_settings_from_the_environment_honour_the_seed_variables() -> None:
     assert ServiceSettings.from_environment({}) == ServiceSettings()
     with pytest.raises(ConfigError, match="EARLY_EXIT_THRESHOLD='high' is not a number"):
         ServiceSettings.from_environment({"EARLY_EXIT_THRESHOLD": "high"})
+
+
+TEXT = st.text(
+    alphabet=st.sampled_from([*"ab Paris the ,.!?:", "\u0130", "\u03a3", "é", "\u2003", "\x1c"]), max_size=40
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=TEXT.filter(bool), answer=TEXT)
+def test_stage_one_scores_as_the_check_phase_does(query: str, answer: str) -> None:
+    # stage 1 calls the prechecks' scoring functions directly: the check phase must agree on every stage
+    event_request = EvaluationRequest(event_id="e", interaction={"user_query": query, "answer": answer})
+    first = Pipeline().stage_one(event_request)
+    specs = tuple(AssertionSpec(type=name, name=name) for name in PRECHECKS)
+    phase = check_transcript_now(Checklist("e", (specs,)), Pipeline.transcript(event_request))
+    expected = [(r.name, r.score, r.reason) for r in phase if r.score is not None]
+    assert [(s.name, s.score, s.reason) for s in first.stages] == expected
+    assert [(e.name, e.status, e.reason) for e in first.errors] == [
+        (r.name, r.status, r.reason) for r in phase if r.score is None
+    ]
+    mean = mean_score(phase)
+    if isinstance(first, StageOne):
+        assert first.mean == mean and [m.content for m in first.transcript] == [query, answer]
+    else:
+        assert mean is not None and first.confidence == round(mean, 6) and first.verdict == "fail"
+
+
+def test_a_precheck_that_raises_is_an_error_not_a_score() -> None:
+    pipeline = Pipeline()
+
+    def broken(query: str, answer: str) -> tuple[float | None, str]:
+        raise ValueError("cannot measure")
+
+    pipeline._prechecks = ((PRECHECKS[0], broken), *pipeline._prechecks[1:])
+    first = pipeline.stage_one(request(SEED_EARLY_EXIT))
+    assert [stage.name for stage in first.stages] == PRECHECKS[1:]
+    (error,) = first.errors
+    assert (error.name, error.status) == ("length-checker", "error")
+    assert error.reason == "check could not run: ValueError: cannot measure"

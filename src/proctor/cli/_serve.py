@@ -8,6 +8,7 @@ Every option has a `PROCTOR_*` variable; the Go Eval Agent's variables are honou
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import socket
@@ -315,24 +316,28 @@ def serve_command(
 
         from proctor.service._http import HttpOptions, create_app
         from proctor.service._pipeline import build_pipeline
+        from proctor.service._server import server_config
     except ImportError as exc:
         fail(f"the service needs the 'serve' extra ({exc.name} is missing): pip install 'proctor-eval[serve]'")
     options = HttpOptions(api_token=api_token or None, max_body_bytes=max_body_bytes, max_batch=max_batch)
     pipeline = guard(lambda: build_pipeline(settings))
     receiver = _otlp_receiver(pipeline, otlp_output, from_traces, max_body_bytes) if otlp else None
-    config = uvicorn.Config(
+    config = server_config(
         create_app(pipeline, options, otlp=receiver),
         host=host,
         port=port,
         access_log=access_log,
         log_level=log_level.lower(),
-        timeout_graceful_shutdown=shutdown_timeout,
-        lifespan="on",
+        shutdown_timeout=shutdown_timeout,
     )
     try:
         sock = _listen(host, port)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    # Everything loaded so far lives as long as the process: the collector need not walk it again per
+    # collection, and forked workers share its pages (gc.freeze's documented use before fork).
+    gc.collect()
+    gc.freeze()
     if workers == 1:
         uvicorn.Server(config).run(sockets=[sock])
     else:

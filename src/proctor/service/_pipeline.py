@@ -5,7 +5,10 @@ judges) through the one check phase (`proctor.checks.check_transcript`) and scor
 `proctor.scoring`, exactly as a batch run does; this module only maps an event to a transcript and
 check results to stages. Rules:
 
-1. Stage 1: the three prechecks (microseconds of CPU each, so they run one after the other).
+1. Stage 1: the three prechecks (microseconds of CPU each, so they run one after the other). Their
+   registered scoring functions (`proctor.checks._prechecks.PRECHECKS`) are called directly: the check
+   phase's per-conversation contexts cost five times the three string functions, and stage 1 is all an
+   early-exit request does (tests/service/test_pipeline.py proves the same stages as the check phase).
 2. Early exit: when their mean is strictly below `early_exit_threshold`, the verdict is `fail`, the
    confidence is that mean, and no judge is called.
 3. Stage 2: the configured judges run concurrently, each within `judge_timeout` seconds.
@@ -23,7 +26,7 @@ import dataclasses
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from proctor._redact import redact
-from proctor.checks import Checklist, CheckResult, CheckStatus, PhaseContext, check_transcript, check_transcript_now
+from proctor.checks import Checklist, CheckResult, CheckStatus, PhaseContext, check_transcript
 from proctor.checks._judges import POINTWISE_JUDGES
 from proctor.checks._judging import Judge
-from proctor.checks._prechecks import PRECHECKS
+from proctor.checks._prechecks import PRECHECKS, PrecheckScore
 from proctor.errors import ConfigError, ModelError
 from proctor.models import GenerateConfig, ModelCache, ModelSettings, get_model
 from proctor.scoring import blend_confidence, early_exit, mean_score, verdict_band
@@ -45,6 +48,9 @@ from proctor.transcript import Message
 
 if TYPE_CHECKING:
     from proctor.models import Model
+
+PrecheckFunction = Callable[[str, str], PrecheckScore]
+"""A precheck's scoring function of the query and the answer."""
 
 __all__ = ["DEFAULT_JUDGES", "JUDGES", "Pipeline", "PipelineConfig", "ServiceSettings", "StageOne", "build_pipeline"]
 
@@ -234,8 +240,8 @@ class StageOne:
     mean: float | None
 
 
-def _precheck_specs() -> tuple[AssertionSpec, ...]:
-    return tuple(AssertionSpec(type=name, name=name) for name in PRECHECKS)
+def _precheck_scores() -> tuple[tuple[str, PrecheckFunction], ...]:
+    return tuple((name, score) for name, (_, score) in PRECHECKS.items())
 
 
 class Pipeline:
@@ -253,7 +259,7 @@ class Pipeline:
         self.judge = judge
         self.judge_once = judge_once
         """The judge model without retries, for configured judges with `retry: false`."""
-        self._prechecks = _precheck_specs()
+        self._prechecks = _precheck_scores()
         self._configured = {judge.name: judge for judge in self.config.configured}
 
     @property
@@ -269,16 +275,29 @@ class Pipeline:
 
     def stage_one(self, request: EvaluationRequest) -> EvaluationResult | StageOne:
         """Run the prechecks: the final result on an early exit, else what stage 2 continues from."""
-        transcript = self.transcript(request)
-        results = check_transcript_now(Checklist(request.event_id, (self._prechecks,)), transcript)
-        stages, errors = _stages(results)
-        mean = mean_score(results)
+        interaction = request.interaction
+        query, answer = interaction.user_query, interaction.answer
+        stages: list[Stage] = []
+        errors: list[StageError] = []
+        for name, score in self._prechecks:
+            started = time.perf_counter_ns()
+            try:
+                value, reason = score(query, answer)
+            except Exception as exc:  # as the check phase reports a check that raised: an error, not a score
+                reason = redact(f"check could not run: {type(exc).__name__}: {exc}")
+                errors.append(StageError(name=name, status="error", reason=reason, duration_ns=_since(started)))
+                continue
+            if value is None:
+                errors.append(StageError(name=name, status="skipped", reason=reason, duration_ns=_since(started)))
+            else:
+                stages.append(Stage(name=name, score=value, reason=reason, duration_ns=_since(started)))
+        mean = sum(stage.score for stage in stages) / len(stages) if stages else None  # scoring.mean_score's
         if early_exit(mean, self.config.early_exit_threshold):
             assert mean is not None
             return EvaluationResult(
                 id=request.event_id, stages=stages, confidence=_round(mean), verdict="fail", errors=errors
             )
-        return StageOne(transcript, stages, errors, mean)
+        return StageOne(self.transcript(request), stages, errors, mean)
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         """Evaluate one event (never raises for a judge failure: it lands in `errors`)."""
@@ -427,6 +446,10 @@ def _stages(results: Sequence[CheckResult]) -> tuple[list[Stage], list[StageErro
             reason = str(result.details.get("judge_reason", result.reason))
             stages.append(Stage(name=result.name, score=result.score, reason=reason, duration_ns=took))
     return stages, errors
+
+
+def _since(started: int) -> int:
+    return time.perf_counter_ns() - started
 
 
 def _round(value: float) -> float:
