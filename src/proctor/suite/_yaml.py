@@ -19,9 +19,12 @@ import re
 from typing import Any
 
 import yaml
+import yaml_rs
 
 __all__ = [
     "MAX_DEPTH",
+    "pyyaml_load",
+    "rs_load",
     "MAX_NODES",
     "DuplicateKeyError",
     "YamlProblem",
@@ -124,13 +127,135 @@ _Core12Loader.add_constructor("tag:yaml.org,2002:int", _int)
 
 
 def fast_load(text: str) -> Any:
-    """Parse YAML text into plain Python values.
+    """Parse YAML text into plain Python values: `rs_load` when it can, else `pyyaml_load` (same values).
+
+    Raises:
+        yaml.YAMLError: The text is not valid YAML.
+        DuplicateKeyError: A mapping repeats a key.
+    """
+    value = rs_load(text)
+    return pyyaml_load(text) if value is DEFER else value
+
+
+def pyyaml_load(text: str) -> Any:
+    """Parse YAML text with libyaml and the YAML 1.2 core schema (`_Core12Loader`): the reference reader.
 
     Raises:
         yaml.YAMLError: The text is not valid YAML.
         DuplicateKeyError: A mapping repeats a key.
     """
     return yaml.load(text, Loader=_Core12Loader)  # a SafeLoader subclass
+
+
+DEFER: Any = object()
+"""What `rs_load` returns for a text it leaves to `pyyaml_load`."""
+
+
+def rs_load(text: str) -> Any:
+    """Parse YAML text with yaml-rs (Rust, about 8x faster than libyaml here), or `DEFER`.
+
+    yaml-rs reads YAML 1.2 as `pyyaml_load` does, but not identically: it reads `1_000`, `0b1`, `-0x1`
+    and `.NaN`-like spellings as numbers, accepts any tag, builds merge keys (`<<`) as plain keys,
+    collection keys as tuples, several documents as a list, tabs and multi-line flow keys libyaml refuses,
+    holds integers of any length and recurses without limit. So it reads only texts `_rs_safe` finds free
+    of all that (a text with any of it, and any text yaml-rs refuses, is `DEFER`red), and duplicate keys
+    are an error in both. `tests/suite/test_yaml_rs.py` proves the two agree on every file of the project
+    and on a generated corpus.
+    """
+    if not _rs_safe(text):
+        return DEFER
+    try:
+        return yaml_rs.loads(text, parse_datetime=False, duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.Error)
+    except (yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError):
+        return DEFER  # libyaml says why (or, where libyaml reads it, what it holds)
+
+
+def _byte_classes() -> bytes:
+    """A `bytes.translate` table: hex digits to `0`, space and `-` to `-`, tab and control bytes to NUL."""
+    table = bytearray(b"." * 256)
+    for byte in b"0123456789abcdefABCDEF":
+        table[byte] = ord("0")
+    table[ord(" ")] = table[ord("-")] = ord("-")
+    table[ord("\n")] = ord("\n")
+    for byte in (*range(0x09), 0x09, 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F):
+        table[byte] = 0
+    return bytes(table)
+
+
+_CLASSES = _byte_classes()
+_LONG_NUMBER = b"0" * (MAX_INT_DIGITS - 10)  # a run of hex digits that may be an integer PyYAML refuses
+_DEEP = b"-" * 100  # a line indented (or `- - -` nested) this deep: yaml-rs recursion is unbounded
+_NON_ASCII_UNSAFE = re.compile(
+    "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+"""Characters libyaml refuses or reads as YAML 1.1 line breaks (NEL, LS, PS), and the byte-order mark."""
+_INDICATOR = re.compile(r"[\s\[{,:][!&*?%]")
+"""A tag, anchor, alias, complex key or directive where a node starts."""
+_COLON = re.compile(r":(?:(?<=[\s\[{,:\]}]:)|(?<=[\"']:)(?![ \r\n]|$))")
+"""An empty key, a key that is a flow collection, or a `"key":value` with no space: read differently."""
+_UNDERSCORE = re.compile(r"_(?:(?<=[-+.0-9]_)|(?=[-+.0-9]))")
+"""A `_` next to a digit: yaml-rs reads `1_000` and `_1` as numbers."""
+_NUMBER_SPELLING = re.compile(r"0[xXoObB](?<![\w.]0[xXoObB])|\.(?!inf|Inf|INF|nan|NaN|NAN)[iInN][nNaA][fFnN]")
+"""Prefixed integers (yaml-rs also reads `0b1`, `0X1`, `-0x1`) and `.inf`/`.nan` spellings PyYAML does not."""
+_DOCUMENT = re.compile(r"^(?:---|\.\.\.)(?=\s|$)", re.MULTILINE)
+_COMMENTS = re.compile(r"(?:[ \r]*(?:#[^\n]*)?\n)*")
+_BARE_MARKER = re.compile(r"---[ \r]*(?:#[^\n]*)?")
+"""A `---` line with nothing after it: the one document marker both readers read alike (after comments)."""
+_FLOW_LINE = re.compile(r"\n([^\n\[{]*[\[{][^\n]*)")
+"""A line with a `[` or `{` (the text is read with a newline before it)."""
+_QUOTED = re.compile(r"\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\"|'[^'\n]*(?:''[^'\n]*)*'")
+"""A quoted scalar that ends on its line."""
+_NEST0 = r"[^\[\]{}\n\"'#]*"
+_NEST1 = rf"(?:[^\[\]{{}}\n\"'#]|\[{_NEST0}\]|\{{{_NEST0}\}})*"
+_NEST2 = rf"(?:[^\[\]{{}}\n\"'#]|\[{_NEST1}\]|\{{{_NEST1}\}})*"
+_NEST3 = rf"(?:[^\[\]{{}}\n\"'#]|\[{_NEST2}\]|\{{{_NEST2}\}})*"
+_OPEN_FLOW = re.compile(rf"^(?![ ]*#|{_NEST3}(?:[ ]#[^\n]*)?$)", re.MULTILINE)
+"""A line (quoted scalars removed) whose brackets do not close on it (at most 3 deep), or with a quote left.
+
+A flow collection that runs over several lines is where libyaml and yaml-rs part (multi-line keys)."""
+
+
+def _rs_safe(text: str) -> bool:
+    """Whether `rs_load` may read `text`: nothing in it that yaml-rs reads otherwise than libyaml.
+
+    Conservative: a false alarm costs only speed (the text goes to libyaml).
+    """
+    if not text.isascii() and _NON_ASCII_UNSAFE.search(text):
+        return False
+    classes = text.encode("utf-8").translate(_CLASSES)
+    if b"\x00" in classes or _LONG_NUMBER in classes or b"\n" + _DEEP in classes or classes.startswith(_DEEP):
+        return False
+    if text[:1] in ("!", "&", "*", "?", "%", ":") or "<<" in text:
+        return False
+    if any(char in text for char in "!&*?%") and _INDICATOR.search(text):
+        return False
+    if _COLON.search(text) or ("_" in text and _UNDERSCORE.search(text)) or _NUMBER_SPELLING.search(text):
+        return False
+    last = text[text.rfind("\n") + 1 :]
+    if last and not last.strip(" \r"):
+        return False  # a last line of spaces: block scalars keep them differently
+    return _one_document(text) and not _open_flow(text)
+
+
+def _open_flow(text: str) -> bool:
+    """Whether a line may end inside a flow collection (`[`, `{`): quoted scalars are set aside first."""
+    if "[" not in text and "{" not in text:
+        return False
+    lines = "\n".join(_FLOW_LINE.findall("\n" + text))
+    return _OPEN_FLOW.search(_QUOTED.sub("", lines)) is not None
+
+
+def _one_document(text: str) -> bool:
+    """No document markers, or one bare `---` line before any content (several documents are a list in yaml-rs)."""
+    if "\n---" not in text and "\n..." not in text and not text.startswith(("---", "...")):
+        return True
+    markers = list(_DOCUMENT.finditer(text))
+    if len(markers) != 1 or markers[0].group() != "---":
+        return False
+    start = markers[0].start()
+    end = text.find("\n", start)
+    line = text[start : len(text) if end < 0 else end]
+    return _COMMENTS.fullmatch(text, 0, start) is not None and _BARE_MARKER.fullmatch(line) is not None
 
 
 _TOP_KEY = re.compile(r"^(?![\s#-])([^:#\n]+?)\s*:(?:[ \t]|$)", re.MULTILINE)
