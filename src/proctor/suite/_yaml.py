@@ -183,14 +183,20 @@ def _byte_classes() -> bytes:
 
 
 _CLASSES = _byte_classes()
+_SPELLING_CLASSES = bytes(
+    ord("Z") if byte == ord("0") else ord("P") if byte in b"xXoObB" else ord("Q") if byte in b"iInN" else byte
+    if byte == ord(".") else ord(" ")
+    for byte in range(256)
+)
+"""A `bytes.translate` table that finds `0x`-like prefixes (`ZP`) and `.inf`-like words (`.Q`) fast."""
 _LONG_NUMBER = b"0" * (MAX_INT_DIGITS - 10)  # a run of hex digits that may be an integer PyYAML refuses
 _DEEP = b"-" * 100  # a line indented (or `- - -` nested) this deep: yaml-rs recursion is unbounded
 _NON_ASCII_UNSAFE = re.compile(
     "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 """Characters libyaml refuses or reads as YAML 1.1 line breaks (NEL, LS, PS), and the byte-order mark."""
-_INDICATOR = re.compile(r"[\s\[{,:][!&*?%]")
-"""A tag, anchor, alias, complex key or directive where a node starts."""
+_INDICATOR = re.compile(r"[\s\[{,:][!&*?%]|[\[{,][ ]*[|>@`]")
+"""A tag, anchor, alias, complex key or directive where a node starts; a block or reserved indicator in a flow."""
 _COLON = re.compile(r":(?:(?<=[\s\[{,:\]}]:)|(?<=[\"']:)(?![ \r\n]|$))")
 """An empty key, a key that is a flow collection, or a `"key":value` with no space: read differently."""
 _UNDERSCORE = re.compile(r"_(?:(?<=[-+.0-9]_)|(?=[-+.0-9]))")
@@ -199,20 +205,16 @@ _NUMBER_SPELLING = re.compile(r"0[xXoObB](?<![\w.]0[xXoObB])|\.(?!inf|Inf|INF|na
 """Prefixed integers (yaml-rs also reads `0b1`, `0X1`, `-0x1`) and `.inf`/`.nan` spellings PyYAML does not."""
 _DOCUMENT = re.compile(r"^(?:---|\.\.\.)(?=\s|$)", re.MULTILINE)
 _COMMENTS = re.compile(r"(?:[ \r]*(?:#[^\n]*)?\n)*")
+_FIRST_TOKEN = re.compile(r"(?:[ \r]*(?:#[^\n]*)?\n)*[ ]*(\S)")
 _BARE_MARKER = re.compile(r"---[ \r]*(?:#[^\n]*)?")
 """A `---` line with nothing after it: the one document marker both readers read alike (after comments)."""
-_FLOW_LINE = re.compile(r"\n([^\n\[{]*[\[{][^\n]*)")
-"""A line with a `[` or `{` (the text is read with a newline before it)."""
-_QUOTED = re.compile(r"\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\"|'[^'\n]*(?:''[^'\n]*)*'")
-"""A quoted scalar that ends on its line."""
-_NEST0 = r"[^\[\]{}\n\"'#]*"
-_NEST1 = rf"(?:[^\[\]{{}}\n\"'#]|\[{_NEST0}\]|\{{{_NEST0}\}})*"
-_NEST2 = rf"(?:[^\[\]{{}}\n\"'#]|\[{_NEST1}\]|\{{{_NEST1}\}})*"
-_NEST3 = rf"(?:[^\[\]{{}}\n\"'#]|\[{_NEST2}\]|\{{{_NEST2}\}})*"
-_OPEN_FLOW = re.compile(rf"^(?![ ]*#|{_NEST3}(?:[ ]#[^\n]*)?$)", re.MULTILINE)
-"""A line (quoted scalars removed) whose brackets do not close on it (at most 3 deep), or with a quote left.
-
-A flow collection that runs over several lines is where libyaml and yaml-rs part (multi-line keys)."""
+_DOUBLE_QUOTED = re.compile(r"\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\"")
+_SINGLE_QUOTED = re.compile(r"'[^'\n]*(?:''[^'\n]*)*'")
+"""Quoted scalars that end on their line."""
+_COMMENT = re.compile(r"#(?<=[ \n]#)[^\n]*")
+_SEQUENCE = re.compile(r"\[[^\[\]{}\n]*\]")
+_MAPPING = re.compile(r"\{[^\[\]{}\n]*\}")
+"""Flow collections on one line with none inside them."""
 
 
 def _rs_safe(text: str) -> bool:
@@ -227,9 +229,15 @@ def _rs_safe(text: str) -> bool:
         return False
     if text[:1] in ("!", "&", "*", "?", "%", ":") or "<<" in text:
         return False
-    if any(char in text for char in "!&*?%") and _INDICATOR.search(text):
+    if any(char in text for char in "!&*?%|>@`") and _INDICATOR.search(text):
         return False
-    if _COLON.search(text) or ("_" in text and _UNDERSCORE.search(text)) or _NUMBER_SPELLING.search(text):
+    start = _FIRST_TOKEN.match(text)
+    if start is not None and start.group(1) in ("|", ">"):
+        return False  # a block scalar for the whole document: libyaml and yaml-rs indent it differently
+    if _COLON.search(text) or ("_" in text and _UNDERSCORE.search(text)):
+        return False
+    spelling = text.encode("utf-8").translate(_SPELLING_CLASSES)
+    if (b"ZP" in spelling or b".Q" in spelling) and _NUMBER_SPELLING.search(text):
         return False
     last = text[text.rfind("\n") + 1 :]
     if last and not last.strip(" \r"):
@@ -238,11 +246,24 @@ def _rs_safe(text: str) -> bool:
 
 
 def _open_flow(text: str) -> bool:
-    """Whether a line may end inside a flow collection (`[`, `{`): quoted scalars are set aside first."""
+    """Whether a flow collection (`[...]`, `{...}`) may run over lines (where libyaml and yaml-rs part).
+
+    With quoted scalars and comments set aside, collections closed on their line are removed from the
+    inside out (4 levels); a bracket left over may be a collection left open (or a plain `[`: no matter).
+    """
     if "[" not in text and "{" not in text:
         return False
-    lines = "\n".join(_FLOW_LINE.findall("\n" + text))
-    return _OPEN_FLOW.search(_QUOTED.sub("", lines)) is not None
+    rest = _DOUBLE_QUOTED.sub("", text) if '"' in text else text
+    rest = _SINGLE_QUOTED.sub("", rest) if "'" in rest else rest
+    rest = _COMMENT.sub("", rest) if "#" in rest else rest
+    if rest.startswith("#"):
+        rest = rest[rest.find("\n") + 1 if "\n" in rest else len(rest) :]
+    for _ in range(4):
+        rest, sequences = _SEQUENCE.subn("", rest) if "[" in rest else (rest, 0)
+        rest, mappings = _MAPPING.subn("", rest) if "{" in rest else (rest, 0)
+        if not sequences + mappings:
+            break
+    return any(bracket in rest for bracket in "[]{}")
 
 
 def _one_document(text: str) -> bool:
