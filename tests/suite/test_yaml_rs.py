@@ -36,8 +36,8 @@ def same(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        keys_a, keys_b = list(a), list(b)
-        return len(a) == len(b) and all(map(same, keys_a, keys_b)) and all(same(a[k], b[k]) for k in keys_a)
+        pairs_a, pairs_b = list(a.items()), list(b.items())  # by position: a NaN key is no key to look up
+        return len(a) == len(b) and all(same(x[0], y[0]) and same(x[1], y[1]) for x, y in zip(pairs_a, pairs_b))
     if isinstance(a, list):
         return len(a) == len(b) and all(map(same, a, b))
     if isinstance(a, float):

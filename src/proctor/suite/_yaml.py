@@ -29,6 +29,7 @@ __all__ = [
     "DuplicateKeyError",
     "YamlProblem",
     "fast_load",
+    "located_load",
     "prescan",
     "syntax_mark",
     "syntax_message",
@@ -45,6 +46,7 @@ MAX_INT_DIGITS = 1_000
 _CORE = "tag:yaml.org,2002:"
 SAFE_TAGS = frozenset({"!", *(_CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))})
 """The only explicit tags a suite file may carry: YAML's core schema."""
+_STR = _CORE + "str"
 _INT = re.compile(r"^[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|0b[01]+)$")
 
 
@@ -195,8 +197,11 @@ _NON_ASCII_UNSAFE = re.compile(
     "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 """Characters libyaml refuses or reads as YAML 1.1 line breaks (NEL, LS, PS), and the byte-order mark."""
-_INDICATOR = re.compile(r"[\s\[{,:][!&*?%]|[\[{,][ ]*[|>@`]")
-"""A tag, anchor, alias, complex key or directive where a node starts; a block or reserved indicator in a flow."""
+_INDICATOR = re.compile(
+    r"[\s\[{,:][!&*?%]|[\[{,][ ]*[|>@`]|[\s\[{,:][|>](?![-+1-9]*[ \r]*(?:#[^\n]*)?$)", re.MULTILINE
+)
+"""Where a node starts: a tag, anchor, alias, complex key or directive; a `|` or `>` that starts no block
+scalar (in a flow, or followed by text); `@` or a backtick in a flow."""
 _COLON = re.compile(r":(?:(?<=[\s\[{,:\]}]:)|(?<=[\"']:)(?![ \r\n]|$))")
 """An empty key, a key that is a flow collection, or a `"key":value` with no space: read differently."""
 _UNDERSCORE = re.compile(r"_(?:(?<=[-+.0-9]_)|(?=[-+.0-9]))")
@@ -277,6 +282,85 @@ def _one_document(text: str) -> bool:
     end = text.find("\n", start)
     line = text[start : len(text) if end < 0 else end]
     return _COMMENTS.fullmatch(text, 0, start) is not None and _BARE_MARKER.fullmatch(line) is not None
+
+
+Loc = tuple[str | int, ...]
+Positions = dict[Loc, tuple[int, int]]
+
+
+class _Unlocated(Exception):
+    """A construct `located_load` leaves to the round-trip reader (merge or collection keys, a repeated key)."""
+
+
+def located_load(text: str, *, max_depth: int = MAX_DEPTH) -> tuple[Any, Positions, Positions] | None:
+    """Parse YAML text into plain values with where each value and each key stands (1-based line, column).
+
+    libyaml composes the nodes (with their marks) and `_Core12Loader` builds the scalars, so the values are
+    those of `fast_load`; it is about 20x faster than ruamel.yaml's round trip, which the loader keeps for
+    what this leaves to it (`None`): syntax errors (ruamel words them better), merge keys, keys that are
+    collections, repeated keys. A value met again through an alias is built once and shared.
+    Run it only on a text `prescan` passed, or one `fast_load` read that has no aliases; a document nested
+    deeper than `max_depth` is `None` too (for `prescan` to report).
+
+    Returns:
+        The document, the positions of values and of keys by location (`("cases", 0, "name")`), or `None`.
+    """
+    if "<<" in text:
+        return None
+    loader = _Core12Loader(text)
+    try:
+        node = loader.get_single_node()
+        positions: Positions = {}
+        key_positions: Positions = {}
+        data = None if node is None else _located(loader, node, (), positions, key_positions, {}, max_depth)
+    except (yaml.YAMLError, _Unlocated, ValueError, TypeError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+    return data, positions, key_positions
+
+
+def _at(node: Any) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _located(  # noqa: PLR0913 - the walk's state, passed down
+    loader: Any,
+    node: Any,
+    loc: Loc,
+    positions: Positions,
+    key_positions: Positions,
+    seen: dict[int, Any],
+    max_depth: int,
+) -> Any:
+    if id(node) in seen:
+        return seen[id(node)]
+    if len(loc) >= max_depth and isinstance(node, yaml.CollectionNode):
+        raise _Unlocated
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _CORE + "merge":
+                raise _Unlocated
+            key = key_node.value if key_node.tag == _STR else loader.construct_object(key_node)
+            key = key if isinstance(key, str | int | float | bool) else str(key)
+            if key in out:
+                raise _Unlocated
+            child = (*loc, str(key))
+            key_positions[child] = _at(key_node)
+            positions[child] = _at(value_node)
+            out[key] = _located(loader, value_node, child, positions, key_positions, seen, max_depth)
+        seen[id(node)] = out
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items: list[Any] = []
+        for index, value_node in enumerate(node.value):
+            child = (*loc, index)
+            positions[child] = key_positions[child] = _at(value_node)
+            items.append(_located(loader, value_node, child, positions, key_positions, seen, max_depth))
+        seen[id(node)] = items
+        return items
+    return node.value if node.tag == _STR else loader.construct_object(node)
 
 
 _TOP_KEY = re.compile(r"^(?![\s#-])([^:#\n]+?)\s*:(?:[ \t]|$)", re.MULTILINE)
