@@ -716,6 +716,8 @@ def _resolve(
         return Rubric(rubric_path.resolve(), text)
 
     def setups(specs: list[SetupSpec], loc: Loc) -> list[SetupStep]:
+        if not specs:
+            return []  # most cases: nothing to read (and no `_format_loc` per case)
         steps, problems = setup_steps(specs, path.parent, _format_loc(loc), root)
         for index, message in problems:
             report((*loc, index), message)
@@ -752,6 +754,7 @@ def _resolve(
                 (),
             )
         ]
+    scoring = spec.scoring or ScoringSpec()  # one default for the file's cases (as the file's own is shared)
     cases = []
     for case, loc in case_specs:
         is_single = spec.cases is None
@@ -765,7 +768,7 @@ def _resolve(
                     trials=case.trials or spec.trials or DEFAULT_TRIALS,
                     timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
                     tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
-                    scoring=case.scoring or spec.scoring or ScoringSpec(),
+                    scoring=case.scoring or scoring,
                     description=case.description if not is_single else spec.description,
                     rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                     target=case.target or spec.target,
