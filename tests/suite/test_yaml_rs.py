@@ -37,7 +37,9 @@ def same(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, dict):
         pairs_a, pairs_b = list(a.items()), list(b.items())  # by position: a NaN key is no key to look up
-        return len(a) == len(b) and all(same(x[0], y[0]) and same(x[1], y[1]) for x, y in zip(pairs_a, pairs_b))
+        return len(a) == len(b) and all(
+            same(x[0], y[0]) and same(x[1], y[1]) for x, y in zip(pairs_a, pairs_b, strict=True)
+        )
     if isinstance(a, list):
         return len(a) == len(b) and all(map(same, a, b))
     if isinstance(a, float):
@@ -191,22 +193,120 @@ def test_fast_load_gives_what_libyaml_gives_for_texts_yaml_rs_reads_otherwise(te
 def test_a_document_nested_past_any_stack_is_refused_not_a_crash() -> None:
     # yaml-rs recurses without limit (100,000 `- ` levels overflow its stack); a child process proves
     # the text is never given to it.
-    code = "from proctor.suite._yaml import fast_load\ntry:\n    fast_load('- ' * 200000 + 'x')\nexcept Exception:\n    pass\n"
+    code = (
+        "from proctor.suite._yaml import fast_load\n"
+        "try:\n    fast_load('- ' * 200000 + 'x')\nexcept Exception:\n    pass\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-500:]
 
 
 SCALARS = [
-    "0", "-0", "+1", "007", "1.5", "-.5", "+.5", "5.", "1e3", "1E+3", "1.e5", ".5e-3", "1e400", "-0.0",
-    ".inf", "-.Inf", "+.INF", ".nan", ".NaN", ".NAN", "+.nan", "true", "True", "FALSE", "tRue", "yes", "on",
-    "null", "Null", "~", "", "0o17", "0x1F", "0o8", "0x", "1:30", "2001-12-14", "12:30:00", "1,000",
-    "v1.2", "a b", "x#y", "-x", ":x", "?x", "~x", "'q'", '"d"', "'it''s'", '"a\\tb"', '"\\u263a"', '"\\/"',
-    "é", "日本", "1" * 30, "-" + "9" * 25, "9" * 19,
+    "0",
+    "-0",
+    "+1",
+    "007",
+    "1.5",
+    "-.5",
+    "+.5",
+    "5.",
+    "1e3",
+    "1E+3",
+    "1.e5",
+    ".5e-3",
+    "1e400",
+    "-0.0",
+    ".inf",
+    "-.Inf",
+    "+.INF",
+    ".nan",
+    ".NaN",
+    ".NAN",
+    "+.nan",
+    "true",
+    "True",
+    "FALSE",
+    "tRue",
+    "yes",
+    "on",
+    "null",
+    "Null",
+    "~",
+    "",
+    "0o17",
+    "0x1F",
+    "0o8",
+    "0x",
+    "1:30",
+    "2001-12-14",
+    "12:30:00",
+    "1,000",
+    "v1.2",
+    "a b",
+    "x#y",
+    "-x",
+    ":x",
+    "?x",
+    "~x",
+    "'q'",
+    '"d"',
+    "'it''s'",
+    '"a\\tb"',
+    '"\\u263a"',
+    '"\\/"',
+    "é",
+    "日本",
+    "1" * 30,
+    "-" + "9" * 25,
+    "9" * 19,
 ]
 TOKENS = [
-    *SCALARS, "a", "b", "key", "cases", "- ", ": ", ":", "? ", "\n", "\n  ", "\n    ", "  ", " ", "[", "]",
-    "{", "}", ", ", ",", "#", " # c", "|", "|-", "|+", ">", ">-", "&a ", "*a", "!!str ", "!t ", "<<: ",
-    "---", "...", "\t", '"', "'", "\r\n", "_", "0b1", "1_0", "%", "@", "`", "\\", "\u00a0",
+    *SCALARS,
+    "a",
+    "b",
+    "key",
+    "cases",
+    "- ",
+    ": ",
+    ":",
+    "? ",
+    "\n",
+    "\n  ",
+    "\n    ",
+    "  ",
+    " ",
+    "[",
+    "]",
+    "{",
+    "}",
+    ", ",
+    ",",
+    "#",
+    " # c",
+    "|",
+    "|-",
+    "|+",
+    ">",
+    ">-",
+    "&a ",
+    "*a",
+    "!!str ",
+    "!t ",
+    "<<: ",
+    "---",
+    "...",
+    "\t",
+    '"',
+    "'",
+    "\r\n",
+    "_",
+    "0b1",
+    "1_0",
+    "%",
+    "@",
+    "`",
+    "\\",
+    "\u00a0",
 ]
 
 

@@ -398,9 +398,7 @@ MAX_SUITE_BYTES = 32 * 1024 * 1024
 """Largest suite file read (a 5,000-case file is about 1 MB)."""
 
 
-def _fast_path(
-    path: Path, text: str, checks: CheckCatalog | None, trust: Trust | None
-) -> tuple[Suite | None, bool]:
+def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust | None) -> tuple[Suite | None, bool]:
     """Parse and validate: the suite of a clean file, else `None` for the slow path, which locates problems.
 
     Returns:

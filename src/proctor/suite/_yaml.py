@@ -23,14 +23,14 @@ import yaml_rs
 
 __all__ = [
     "MAX_DEPTH",
-    "pyyaml_load",
-    "rs_load",
     "MAX_NODES",
     "DuplicateKeyError",
     "YamlProblem",
     "fast_load",
     "located_load",
     "prescan",
+    "pyyaml_load",
+    "rs_load",
     "syntax_mark",
     "syntax_message",
 ]
@@ -186,8 +186,15 @@ def _byte_classes() -> bytes:
 
 _CLASSES = _byte_classes()
 _SPELLING_CLASSES = bytes(
-    ord("Z") if byte == ord("0") else ord("P") if byte in b"xXoObB" else ord("Q") if byte in b"iInN" else byte
-    if byte == ord(".") else ord(" ")
+    ord("Z")
+    if byte == ord("0")
+    else ord("P")
+    if byte in b"xXoObB"
+    else ord("Q")
+    if byte in b"iInN"
+    else byte
+    if byte == ord(".")
+    else ord(" ")
     for byte in range(256)
 )
 """A `bytes.translate` table that finds `0x`-like prefixes (`ZP`) and `.inf`-like words (`.Q`) fast."""
@@ -197,9 +204,7 @@ _NON_ASCII_UNSAFE = re.compile(
     "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 """Characters libyaml refuses or reads as YAML 1.1 line breaks (NEL, LS, PS), and the byte-order mark."""
-_INDICATOR = re.compile(
-    r"[\s\[{,:][!&*?%]|[\[{,][ ]*[|>@`]|[\s\[{,:][|>](?![-+1-9]*[ \r]*(?:#[^\n]*)?$)", re.MULTILINE
-)
+_INDICATOR = re.compile(r"[\s\[{,:][!&*?%]|[\[{,][ ]*[|>@`]|[\s\[{,:][|>](?![-+1-9]*[ \r]*(?:#[^\n]*)?$)", re.MULTILINE)
 """Where a node starts: a tag, anchor, alias, complex key or directive; a `|` or `>` that starts no block
 scalar (in a flow, or followed by text); `@` or a backtick in a flow."""
 _COLON = re.compile(r":(?:(?<=[\s\[{,:\]}]:)|(?<=[\"']:)(?![ \r\n]|$))")
@@ -324,7 +329,7 @@ def _at(node: Any) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-def _located(  # noqa: PLR0913 - the walk's state, passed down
+def _located(
     loader: Any,
     node: Any,
     loc: Loc,
