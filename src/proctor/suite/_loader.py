@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import gc
 import os
 import re
 import reprlib
@@ -10,7 +12,7 @@ import stat
 import types
 import typing
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,18 @@ from proctor.suite._state import SetupSpec, SetupStep, StateSpec, setup_steps
 from proctor.suite._suite import DEFAULT_TIMEOUT, DEFAULT_TRIALS, Case, Rubric, Suite
 from proctor.suite._tools import merge_tools
 from proctor.suite._trust import PROJECT_FILE, FileRefError, Trust, find_project, read_named_text
-from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan, syntax_mark, syntax_message, top_level_keys
+from proctor.suite._yaml import (
+    MAX_DEPTH,
+    DuplicateKeyError,
+    Positions,
+    YamlProblem,
+    fast_load,
+    located_load,
+    prescan,
+    syntax_mark,
+    syntax_message,
+    top_level_keys,
+)
 from proctor.suite.formats.embabel import (
     JOB_KEYS,
     embabel_to_suite,
@@ -61,7 +74,7 @@ def _skipped_dir(parts: tuple[str, ...]) -> bool:
     return any(part.startswith(".") or part in SKIPPED_DIRS for part in parts)
 
 
-_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+_ALIAS = re.compile(r"(?:^|[\s\[{,:])\*[^\s,\[\]{}]")
 """Where a YAML alias (`*name`) may stand; a false match only costs the file a scan."""
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 60
@@ -253,7 +266,23 @@ def load_suite_file(
     Raises:
         SuiteError: With every problem found in the file.
     """
-    path = Path(path)
+    with _gc_paused():  # a file's values are all kept: collecting while building them only costs time
+        return _load_file(Path(path), checks, trust, simulate)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: building 100,000 values triggers full collections that find nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load_file(path: Path, checks: CheckCatalog | None, trust: Trust | None, simulate: bool | None) -> Suite:
     name = str(path)
     if trust is not None and trust.root is None:
         try:
@@ -269,44 +298,25 @@ def load_suite_file(
     # The scan finds what would crash or hang a reader, located, before anything is built. The fast path
     # is safe without it unless aliases can multiply the document (libyaml refuses unsafe tags, stops at
     # 1,000 levels, and int() refuses huge integers), so a clean file is scanned only when it has aliases.
-    problems = prescan(text) if _ALIAS.search(text) else []
+    aliased = _ALIAS.search(text) is not None
+    problems = prescan(text) if aliased else []
     if problems and not (len(problems) == 1 and problems[0].syntax):
         raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
+    parsed = False
     if not problems:
-        suite = _fast_path(path, text, checks, trust)
+        suite, parsed = _fast_path(path, text, checks, trust)
         if suite is not None:
             return suite
-    if not problems:  # the slow path reads with ruamel, which needs the scan's protection
+    # The slow path locates every problem. A text the fast path parsed, without aliases, needs no scan
+    # (what it finds would have stopped that parse) unless it is nested too deep: `located_load` says.
+    located = located_load(text, max_depth=MAX_DEPTH) if parsed and not aliased else None
+    if located is None and not problems:  # the slow path reads with ruamel, which needs the scan's protection
         problems = prescan(text)
         if problems and not (len(problems) == 1 and problems[0].syntax):
             raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ReusedAnchorWarning)  # YAML lets an anchor be redefined
-            document = YAML(typ="rt").load(text)
-        if problems:  # libyaml found a syntax error that ruamel let pass: the scan stopped there
-            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
-    except MarkedYAMLError as exc:
-        mark = syntax_mark(exc)
-        message = syntax_message(exc)
-        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
-    except (RuamelError, ValueError, RecursionError, LookupError, TypeError, AttributeError) as exc:
-        # what the scan let through and ruamel refuses, or trips over (`: !!int ` raised an IndexError)
-        if problems:  # libyaml's word (e.g. its own nesting limit, hit before the scan's)
-            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems]) from None
-        raise SuiteError([SuiteIssue(name, None, None, "", f"invalid YAML: {exc}")]) from None
-    if not isinstance(document, Mapping):
-        kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
-        found = (
-            "an empty file"
-            if document is None
-            else next((label for kind, label in kinds.items() if isinstance(document, kind)), "a scalar")
-        )
-        raise SuiteError([SuiteIssue(name, 1, 1, "", f"expected a mapping of suite fields, found {found}")])
-    positions: dict[Loc, tuple[int, int]] = {}
-    key_positions: dict[Loc, tuple[int, int]] = {}
-    data = _plain(document, (), positions, key_positions)
+    if located is not None:
+        _require_mapping(name, located[0])
+    data, positions, key_positions = located or _read_located(name, text, problems)
     source = "embabel" if is_embabel_job(data) else None
     if source and is_recall_eval(data):
         bad: list[SuiteIssue] = []
@@ -334,24 +344,80 @@ def load_suite_file(
         raise SuiteError(expansion.relabel(issues)) from None
 
 
+def _read_located(name: str, text: str, problems: list[YamlProblem]) -> tuple[dict[str, Any], Positions, Positions]:
+    """The file's mapping as plain values, with where each value and key stands (for located errors).
+
+    libyaml's composer reads it (`located_load`, about 20x faster than a round trip); ruamel.yaml reads
+    what that leaves: a syntax error (`problems`: the scan's, which ruamel words better), merge keys,
+    collection keys, a repeated key.
+
+    Raises:
+        SuiteError: The text is not YAML, or not a mapping.
+    """
+    located = None if problems else located_load(text, max_depth=MAX_DEPTH)
+    if located is not None:
+        document, positions, key_positions = located
+        _require_mapping(name, document)
+        return document, positions, key_positions
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReusedAnchorWarning)  # YAML lets an anchor be redefined
+            document = YAML(typ="rt").load(text)
+        if problems:  # libyaml found a syntax error that ruamel let pass: the scan stopped there
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems])
+    except MarkedYAMLError as exc:
+        mark = syntax_mark(exc)
+        message = syntax_message(exc)
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise SuiteError([SuiteIssue(name, line, col, "", message)]) from None
+    except (RuamelError, ValueError, RecursionError, LookupError, TypeError, AttributeError) as exc:
+        # what the scan let through and ruamel refuses, or trips over (`: !!int ` raised an IndexError)
+        if problems:  # libyaml's word (e.g. its own nesting limit, hit before the scan's)
+            raise SuiteError([SuiteIssue(name, p.line, p.column, "", p.message) for p in problems]) from None
+        raise SuiteError([SuiteIssue(name, None, None, "", f"invalid YAML: {exc}")]) from None
+    _require_mapping(name, document)
+    positions = {}
+    key_positions = {}
+    return _plain(document, (), positions, key_positions), positions, key_positions
+
+
+def _require_mapping(name: str, document: Any) -> None:
+    """Raise the located error for a document that is not a mapping of suite fields."""
+    if isinstance(document, Mapping):
+        return
+    kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+    found = (
+        "an empty file"
+        if document is None
+        else next((label for kind, label in kinds.items() if isinstance(document, kind)), "a scalar")
+    )
+    raise SuiteError([SuiteIssue(name, 1, 1, "", f"expected a mapping of suite fields, found {found}")])
+
+
 MAX_SUITE_BYTES = 32 * 1024 * 1024
 """Largest suite file read (a 5,000-case file is about 1 MB)."""
 
 
-def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust | None) -> Suite | None:
-    """Libyaml and validation: the suite of a clean file; `None` to take the slow path, which locates problems."""
+def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust | None) -> tuple[Suite | None, bool]:
+    """Parse and validate: the suite of a clean file, else `None` for the slow path, which locates problems.
+
+    Returns:
+        The suite (or `None`) and whether the text parsed as YAML.
+    """
+    parsed = False
     try:
         fast = fast_load(text)
+        parsed = True
         source = "embabel" if is_embabel_job(fast) else None
         if source:
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
             fast = expand_params(fast, path, trust).data  # `vars:` and `dataset:` rows
             spec = SuiteFileSpec.model_validate(fast, context={"checks": checks})
-            return _resolve(path, spec, {}, source, trust, checks)
+            return _resolve(path, spec, {}, source, trust, checks, fail_fast=True), parsed
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
         pass
-    return None
+    return None, parsed
 
 
 def _read_text(path: Path) -> str:
@@ -612,6 +678,8 @@ def _resolve(
     source: str | None = None,
     trust: Trust | None = None,
     checks: CheckCatalog | None = None,
+    *,
+    fail_fast: bool = False,
 ) -> Suite:
     """Apply file-level defaults to each case, read the files the suite names and apply the trust policy.
 
@@ -623,6 +691,8 @@ def _resolve(
             `metadata["format"]`.
         trust: The trust policy (`None`: everything allowed, as before trust levels).
         checks: The check catalog, to tell plugin checks (which need trust) from built-ins.
+        fail_fast: Raise at the first file-level problem, before building the cases (the fast path only
+            needs to know that the file has problems: the slow path finds them all, located).
     """
     name = spec.name or path.stem
     issues: list[SuiteIssue] = []
@@ -644,6 +714,8 @@ def _resolve(
         return Rubric(rubric_path.resolve(), text)
 
     def setups(specs: list[SetupSpec], loc: Loc) -> list[SetupStep]:
+        if not specs:
+            return []  # most cases: nothing to read (and no `_format_loc` per case)
         steps, problems = setup_steps(specs, path.parent, _format_loc(loc), root)
         for index, message in problems:
             report((*loc, index), message)
@@ -657,6 +729,8 @@ def _resolve(
     prompts, problems = judge_prompts(spec, path.parent, trust)
     for loc, message in problems:
         report(loc, message)
+    if issues and fail_fast:
+        raise SuiteError(issues)
     judge = (
         spec.judge.model_copy(update={"prompts": prompts}) if spec.judge is not None and problems == [] else spec.judge
     )
@@ -678,6 +752,7 @@ def _resolve(
                 (),
             )
         ]
+    scoring = spec.scoring or ScoringSpec()  # one default for the file's cases (as the file's own is shared)
     cases = []
     for case, loc in case_specs:
         is_single = spec.cases is None
@@ -691,7 +766,7 @@ def _resolve(
                     trials=case.trials or spec.trials or DEFAULT_TRIALS,
                     timeout=case.timeout or spec.timeout or DEFAULT_TIMEOUT,
                     tags=tuple(dict.fromkeys([*spec.tags, *case.tags])),
-                    scoring=case.scoring or spec.scoring or ScoringSpec(),
+                    scoring=case.scoring or scoring,
                     description=case.description if not is_single else spec.description,
                     rubric=rubric(case.rubric, (*loc, "rubric")) if case.rubric else file_rubric,
                     target=case.target or spec.target,

@@ -62,6 +62,8 @@ class CheckCatalog(Protocol):
 
 def _catalog(info: ValidationInfo) -> CheckCatalog | None:
     context = info.context
+    if type(context) is dict:  # the loader's context; `isinstance` of an ABC costs more, per check
+        return context.get("checks")
     return context.get("checks") if isinstance(context, Mapping) else None
 
 

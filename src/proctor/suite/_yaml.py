@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 import yaml
+import yaml_rs
 
 __all__ = [
     "MAX_DEPTH",
@@ -26,7 +27,10 @@ __all__ = [
     "DuplicateKeyError",
     "YamlProblem",
     "fast_load",
+    "located_load",
     "prescan",
+    "pyyaml_load",
+    "rs_load",
     "syntax_mark",
     "syntax_message",
 ]
@@ -42,6 +46,7 @@ MAX_INT_DIGITS = 1_000
 _CORE = "tag:yaml.org,2002:"
 SAFE_TAGS = frozenset({"!", *(_CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))})
 """The only explicit tags a suite file may carry: YAML's core schema."""
+_STR = _CORE + "str"
 _INT = re.compile(r"^[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|0b[01]+)$")
 
 
@@ -124,13 +129,243 @@ _Core12Loader.add_constructor("tag:yaml.org,2002:int", _int)
 
 
 def fast_load(text: str) -> Any:
-    """Parse YAML text into plain Python values.
+    """Parse YAML text into plain Python values: `rs_load` when it can, else `pyyaml_load` (same values).
+
+    Raises:
+        yaml.YAMLError: The text is not valid YAML.
+        DuplicateKeyError: A mapping repeats a key.
+    """
+    value = rs_load(text)
+    return pyyaml_load(text) if value is DEFER else value
+
+
+def pyyaml_load(text: str) -> Any:
+    """Parse YAML text with libyaml and the YAML 1.2 core schema (`_Core12Loader`): the reference reader.
 
     Raises:
         yaml.YAMLError: The text is not valid YAML.
         DuplicateKeyError: A mapping repeats a key.
     """
     return yaml.load(text, Loader=_Core12Loader)  # a SafeLoader subclass
+
+
+DEFER: Any = object()
+"""What `rs_load` returns for a text it leaves to `pyyaml_load`."""
+
+
+def rs_load(text: str) -> Any:
+    """Parse YAML text with yaml-rs (Rust, about 8x faster than libyaml here), or `DEFER`.
+
+    yaml-rs reads YAML 1.2 as `pyyaml_load` does, but not identically: it reads `1_000`, `0b1`, `-0x1`
+    and `.NaN`-like spellings as numbers, accepts any tag, builds merge keys (`<<`) as plain keys,
+    collection keys as tuples, several documents as a list, tabs and multi-line flow keys libyaml refuses,
+    holds integers of any length and recurses without limit. So it reads only texts `_rs_safe` finds free
+    of all that (a text with any of it, and any text yaml-rs refuses, is `DEFER`red), and duplicate keys
+    are an error in both. `tests/suite/test_yaml_rs.py` proves the two agree on every file of the project
+    and on a generated corpus.
+    """
+    if not _rs_safe(text):
+        return DEFER
+    try:
+        return yaml_rs.loads(text, parse_datetime=False, duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.Error)
+    except (yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError):
+        return DEFER  # libyaml says why (or, where libyaml reads it, what it holds)
+
+
+def _byte_classes() -> bytes:
+    """A `bytes.translate` table: hex digits to `0`, space and `-` to `-`, tab and control bytes to NUL."""
+    table = bytearray(b"." * 256)
+    for byte in b"0123456789abcdefABCDEF":
+        table[byte] = ord("0")
+    table[ord(" ")] = table[ord("-")] = ord("-")
+    table[ord("\n")] = ord("\n")
+    for byte in (*range(0x09), 0x09, 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F):
+        table[byte] = 0
+    return bytes(table)
+
+
+_CLASSES = _byte_classes()
+_SPELLING_CLASSES = bytes(
+    ord("Z")
+    if byte == ord("0")
+    else ord("P")
+    if byte in b"xXoObB"
+    else ord("Q")
+    if byte in b"iInN"
+    else byte
+    if byte == ord(".")
+    else ord(" ")
+    for byte in range(256)
+)
+"""A `bytes.translate` table that finds `0x`-like prefixes (`ZP`) and `.inf`-like words (`.Q`) fast."""
+_LONG_NUMBER = b"0" * (MAX_INT_DIGITS - 10)  # a run of hex digits that may be an integer PyYAML refuses
+_DEEP = b"-" * 100  # a line indented (or `- - -` nested) this deep: yaml-rs recursion is unbounded
+_NON_ASCII_UNSAFE = re.compile(
+    "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+"""Characters libyaml refuses or reads as YAML 1.1 line breaks (NEL, LS, PS), and the byte-order mark."""
+_INDICATOR = re.compile(r"[\s\[{,:][!&*?%]|[\[{,][ ]*[|>@`]|[\s\[{,:][|>](?![-+1-9]*[ \r]*(?:#[^\n]*)?$)", re.MULTILINE)
+"""Where a node starts: a tag, anchor, alias, complex key or directive; a `|` or `>` that starts no block
+scalar (in a flow, or followed by text); `@` or a backtick in a flow."""
+_COLON = re.compile(r":(?:(?<=[\s\[{,:\]}]:)|(?<=[\"']:)(?![ \r\n]|$))")
+"""An empty key, a key that is a flow collection, or a `"key":value` with no space: read differently."""
+_UNDERSCORE = re.compile(r"_(?:(?<=[-+.0-9]_)|(?=[-+.0-9]))")
+"""A `_` next to a digit: yaml-rs reads `1_000` and `_1` as numbers."""
+_NUMBER_SPELLING = re.compile(r"0[xXoObB](?<![\w.]0[xXoObB])|\.(?!inf|Inf|INF|nan|NaN|NAN)[iInN][nNaA][fFnN]")
+"""Prefixed integers (yaml-rs also reads `0b1`, `0X1`, `-0x1`) and `.inf`/`.nan` spellings PyYAML does not."""
+_DOCUMENT = re.compile(r"^(?:---|\.\.\.)(?=\s|$)", re.MULTILINE)
+_COMMENTS = re.compile(r"(?:[ \r]*(?:#[^\n]*)?\n)*")
+_FIRST_TOKEN = re.compile(r"(?:[ \r]*(?:#[^\n]*)?\n)*[ ]*(\S)")
+_BARE_MARKER = re.compile(r"---[ \r]*(?:#[^\n]*)?")
+"""A `---` line with nothing after it: the one document marker both readers read alike (after comments)."""
+_DOUBLE_QUOTED = re.compile(r"\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\"")
+_SINGLE_QUOTED = re.compile(r"'[^'\n]*(?:''[^'\n]*)*'")
+"""Quoted scalars that end on their line."""
+_COMMENT = re.compile(r"#(?<=[ \n]#)[^\n]*")
+_SEQUENCE = re.compile(r"\[[^\[\]{}\n]*\]")
+_MAPPING = re.compile(r"\{[^\[\]{}\n]*\}")
+"""Flow collections on one line with none inside them."""
+
+
+def _rs_safe(text: str) -> bool:
+    """Whether `rs_load` may read `text`: nothing in it that yaml-rs reads otherwise than libyaml.
+
+    Conservative: a false alarm costs only speed (the text goes to libyaml).
+    """
+    if not text.isascii() and _NON_ASCII_UNSAFE.search(text):
+        return False
+    classes = text.encode("utf-8").translate(_CLASSES)
+    if b"\x00" in classes or _LONG_NUMBER in classes or b"\n" + _DEEP in classes or classes.startswith(_DEEP):
+        return False
+    if text[:1] in ("!", "&", "*", "?", "%", ":") or "<<" in text:
+        return False
+    if any(char in text for char in "!&*?%|>@`") and _INDICATOR.search(text):
+        return False
+    start = _FIRST_TOKEN.match(text)
+    if start is not None and start.group(1) in ("|", ">"):
+        return False  # a block scalar for the whole document: libyaml and yaml-rs indent it differently
+    if _COLON.search(text) or ("_" in text and _UNDERSCORE.search(text)):
+        return False
+    spelling = text.encode("utf-8").translate(_SPELLING_CLASSES)
+    if (b"ZP" in spelling or b".Q" in spelling) and _NUMBER_SPELLING.search(text):
+        return False
+    last = text[text.rfind("\n") + 1 :]
+    if last and not last.strip(" \r"):
+        return False  # a last line of spaces: block scalars keep them differently
+    return _one_document(text) and not _open_flow(text)
+
+
+def _open_flow(text: str) -> bool:
+    """Whether a flow collection (`[...]`, `{...}`) may run over lines (where libyaml and yaml-rs part).
+
+    With quoted scalars and comments set aside, collections closed on their line are removed from the
+    inside out (4 levels); a bracket left over may be a collection left open (or a plain `[`: no matter).
+    """
+    if "[" not in text and "{" not in text:
+        return False
+    rest = _DOUBLE_QUOTED.sub("", text) if '"' in text else text
+    rest = _SINGLE_QUOTED.sub("", rest) if "'" in rest else rest
+    rest = _COMMENT.sub("", rest) if "#" in rest else rest
+    if rest.startswith("#"):
+        rest = rest[rest.find("\n") + 1 if "\n" in rest else len(rest) :]
+    for _ in range(4):
+        rest, sequences = _SEQUENCE.subn("", rest) if "[" in rest else (rest, 0)
+        rest, mappings = _MAPPING.subn("", rest) if "{" in rest else (rest, 0)
+        if not sequences + mappings:
+            break
+    return any(bracket in rest for bracket in "[]{}")
+
+
+def _one_document(text: str) -> bool:
+    """No document markers, or one bare `---` line before any content (several documents are a list in yaml-rs)."""
+    if "\n---" not in text and "\n..." not in text and not text.startswith(("---", "...")):
+        return True
+    markers = list(_DOCUMENT.finditer(text))
+    if len(markers) != 1 or markers[0].group() != "---":
+        return False
+    start = markers[0].start()
+    end = text.find("\n", start)
+    line = text[start : len(text) if end < 0 else end]
+    return _COMMENTS.fullmatch(text, 0, start) is not None and _BARE_MARKER.fullmatch(line) is not None
+
+
+Loc = tuple[str | int, ...]
+Positions = dict[Loc, tuple[int, int]]
+
+
+class _Unlocated(Exception):
+    """A construct `located_load` leaves to the round-trip reader (merge or collection keys, a repeated key)."""
+
+
+def located_load(text: str, *, max_depth: int = MAX_DEPTH) -> tuple[Any, Positions, Positions] | None:
+    """Parse YAML text into plain values with where each value and each key stands (1-based line, column).
+
+    libyaml composes the nodes (with their marks) and `_Core12Loader` builds the scalars, so the values are
+    those of `fast_load`; it is about 20x faster than ruamel.yaml's round trip, which the loader keeps for
+    what this leaves to it (`None`): syntax errors (ruamel words them better), merge keys, keys that are
+    collections, repeated keys. A value met again through an alias is built once and shared.
+    Run it only on a text `prescan` passed, or one `fast_load` read that has no aliases; a document nested
+    deeper than `max_depth` is `None` too (for `prescan` to report).
+
+    Returns:
+        The document, the positions of values and of keys by location (`("cases", 0, "name")`), or `None`.
+    """
+    if "<<" in text:
+        return None
+    loader = _Core12Loader(text)
+    try:
+        node = loader.get_single_node()
+        positions: Positions = {}
+        key_positions: Positions = {}
+        data = None if node is None else _located(loader, node, (), positions, key_positions, {}, max_depth)
+    except (yaml.YAMLError, _Unlocated, ValueError, TypeError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+    return data, positions, key_positions
+
+
+def _at(node: Any) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _located(
+    loader: Any,
+    node: Any,
+    loc: Loc,
+    positions: Positions,
+    key_positions: Positions,
+    seen: dict[int, Any],
+    max_depth: int,
+) -> Any:
+    if id(node) in seen:
+        return seen[id(node)]
+    if len(loc) >= max_depth and isinstance(node, yaml.CollectionNode):
+        raise _Unlocated
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _CORE + "merge":
+                raise _Unlocated
+            key = key_node.value if key_node.tag == _STR else loader.construct_object(key_node)
+            key = key if isinstance(key, str | int | float | bool) else str(key)
+            if key in out:
+                raise _Unlocated
+            child = (*loc, str(key))
+            key_positions[child] = _at(key_node)
+            positions[child] = _at(value_node)
+            out[key] = _located(loader, value_node, child, positions, key_positions, seen, max_depth)
+        seen[id(node)] = out
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items: list[Any] = []
+        for index, value_node in enumerate(node.value):
+            child = (*loc, index)
+            positions[child] = key_positions[child] = _at(value_node)
+            items.append(_located(loader, value_node, child, positions, key_positions, seen, max_depth))
+        seen[id(node)] = items
+        return items
+    return node.value if node.tag == _STR else loader.construct_object(node)
 
 
 _TOP_KEY = re.compile(r"^(?![\s#-])([^:#\n]+?)\s*:(?:[ \t]|$)", re.MULTILINE)
