@@ -1,0 +1,238 @@
+"""Proctor's HTTP client for agent targets and model providers: aiohttp's pool behind a small API.
+
+Measured (`bench/http_clients.py`, issue 22): per request, httpx spends client CPU that grows with the
+number of pooled connections (httpcore scans every connection on each request and response), while
+aiohttp's connector stays flat and costs a third to a sixth of httpx's at 16-64 connections. So targets
+and model providers send through `HttpClient`, which keeps one `aiohttp.ClientSession` per event loop
+(sessions are bound to the loop they were made in) and answers with an `HttpResponse` whose body is
+read. Failures before a complete answer raise an `HttpError` subclass saying what kind of failure it
+was, so callers map them to their own errors without knowing aiohttp.
+
+What carries over from the httpx clients: the shared TLS context (`proctor._tls`), proxies and
+`NO_PROXY` from the environment (`trust_env`), per-attempt timeouts for connecting (including the wait
+for a free connection) and for each read, a connection limit, default headers, and redirects when asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import aiohttp
+from multidict import CIMultiDict
+
+from proctor._tls import shared_ssl_context
+
+__all__ = [
+    "ConnectFailed",
+    "ConnectTimeout",
+    "ConnectionLost",
+    "HttpClient",
+    "HttpError",
+    "HttpResponse",
+    "ReplyTimeout",
+    "RequestInvalid",
+]
+
+_JSON_HEADERS = MappingProxyType({"Content-Type": "application/json"})
+
+
+class HttpError(Exception):
+    """A request failed before a complete response arrived."""
+
+    retryable = False
+    """Whether sending the request again may succeed (the connection failed, not the request)."""
+
+    def __init__(self, message: str, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+        """The underlying exception (an `OSError` for connection failures, when there is one)."""
+
+
+class ConnectFailed(HttpError):
+    """No connection could be made (refused, unresolvable host, TLS handshake failed)."""
+
+    retryable = True
+
+
+class ConnectionLost(HttpError):
+    """The connection broke, or the server answered something that is not HTTP."""
+
+    retryable = True
+
+
+class ConnectTimeout(HttpError):
+    """No connection (or no free connection in the pool) within the timeout."""
+
+
+class ReplyTimeout(HttpError):
+    """The server sent nothing for longer than the timeout."""
+
+
+class RequestInvalid(HttpError):
+    """The request cannot be sent as given (bad URL, unsupported scheme, too many redirects)."""
+
+
+class HttpResponse:
+    """A complete HTTP response: status, headers (case-insensitive), body and the URL that answered."""
+
+    __slots__ = ("content", "headers", "status_code", "url")
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes, url: str) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+        self.url = url
+
+    @property
+    def text(self) -> str:
+        """The body decoded with the charset the `Content-Type` names, else UTF-8 (bad bytes replaced)."""
+        charset = "utf-8"
+        content_type = self.headers.get("Content-Type", "")
+        for part in content_type.split(";")[1:]:
+            key, _, value = part.strip().partition("=")
+            if key.lower() == "charset" and value:
+                charset = value.strip('"')
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+    def __repr__(self) -> str:
+        return f"<HttpResponse [{self.status_code}] {self.url}>"
+
+
+def encode_json(value: Any) -> bytes:
+    """Encode a request body as compact UTF-8 JSON (NaN and infinities are refused, as JSON has none)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+class HttpClient:
+    """A pooled HTTP/1.1 client (aiohttp), one session per event loop, closed by `aclose`.
+
+    Building it opens nothing: the session is made on the first request in the running loop, and made
+    again if a later request runs in another loop.
+    """
+
+    __slots__ = ("_follow_redirects", "_limit", "_loop", "_session", "headers")
+
+    def __init__(
+        self,
+        *,
+        max_connections: int,
+        headers: Mapping[str, str] | None = None,
+        follow_redirects: bool = True,
+    ) -> None:
+        """Configure the client.
+
+        Args:
+            max_connections: Most connections open at once (requests beyond wait for a free one).
+            headers: Headers sent with every request (a request's own headers override them).
+            follow_redirects: Follow 3xx redirects (at most 10).
+        """
+        self._limit = max(1, max_connections)
+        self.headers: CIMultiDict[str] = CIMultiDict(headers or {})
+        """The default headers (case-insensitive)."""
+        self._follow_redirects = follow_redirects
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def max_connections(self) -> int:
+        """Most connections open at once."""
+        return self._limit
+
+    def _current(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if session is None or self._loop is not loop or session.closed:
+            connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=0)
+            session = aiohttp.ClientSession(
+                connector=connector, headers=self.headers, trust_env=True, auto_decompress=True
+            )
+            self._session, self._loop = session, loop
+        return session
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        request_timeout: float,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> HttpResponse:
+        """Send one request and read the whole answer.
+
+        Args:
+            method: The HTTP method.
+            url: The full URL.
+            request_timeout: Seconds allowed to connect (including waiting for a free connection), and between
+                any two reads of the answer.
+            json_body: A value sent as a JSON body; `None` sends no body.
+            headers: Headers for this request only.
+
+        Returns:
+            The response, whatever its status.
+
+        Raises:
+            HttpError: The request failed before a complete answer (see the subclasses).
+        """
+        session = self._current()
+        data = None
+        if json_body is not None:
+            data = encode_json(json_body)
+            headers = {**_JSON_HEADERS, **headers} if headers else _JSON_HEADERS
+        limits = aiohttp.ClientTimeout(
+            total=None, connect=request_timeout, sock_connect=request_timeout, sock_read=request_timeout
+        )
+        try:
+            async with session.request(
+                method,
+                url,
+                data=data,
+                headers=headers,
+                timeout=limits,
+                allow_redirects=self._follow_redirects,
+                ssl=shared_ssl_context() if url[:6].lower() == "https:" else True,
+            ) as response:
+                content = await response.read()
+                return HttpResponse(response.status, response.headers, content, str(response.url))
+        except aiohttp.ClientError as exc:
+            raise classify(exc) from exc
+        except ValueError as exc:  # yarl rejects a malformed URL before aiohttp sees it
+            raise RequestInvalid(str(exc) or type(exc).__name__, exc) from exc
+
+    async def aclose(self) -> None:
+        """Close the pool of the running loop's session (a later request opens a new one)."""
+        session, self._session, self._loop = self._session, None, None
+        if session is not None and not session.closed:
+            await session.close()
+
+
+def classify(exc: aiohttp.ClientError) -> HttpError:
+    """Turn an aiohttp failure into the matching `HttpError`.
+
+    Args:
+        exc: What aiohttp raised.
+
+    Returns:
+        `ConnectTimeout`, `ReplyTimeout`, `ConnectFailed`, `ConnectionLost` or `RequestInvalid`.
+    """
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return ConnectTimeout(text, exc)
+    if isinstance(exc, aiohttp.ServerTimeoutError):
+        return ReplyTimeout(text, exc)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return ConnectFailed(text, exc.os_error)
+    if isinstance(exc, aiohttp.TooManyRedirects | aiohttp.InvalidURL):
+        return RequestInvalid(text, exc)
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return ConnectionLost("server disconnected", exc)
+    if isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
+        return ConnectionLost(text, exc)
+    return RequestInvalid(text, exc)
