@@ -8,21 +8,28 @@ and model providers send through `HttpClient`, which keeps one `aiohttp.ClientSe
 read. Failures before a complete answer raise an `HttpError` subclass saying what kind of failure it
 was, so callers map them to their own errors without knowing aiohttp.
 
-What carries over from the httpx clients: the shared TLS context (`proctor._tls`), proxies and
-`NO_PROXY` from the environment (`trust_env`), per-attempt timeouts for connecting (including the wait
-for a free connection) and for each read, a connection limit, default headers, and redirects when asked.
+What carries over from the httpx clients: the shared TLS context (`proctor._tls`), HTTP proxies from
+the environment (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, honouring `NO_PROXY`; credentials in the
+proxy URL are sent as proxy authorisation), per-attempt timeouts for connecting (including the wait for
+a free connection) and for each read, a connection limit, default headers, and redirects when asked.
+The environment is read once per client, not per request: aiohttp's own `trust_env` looks proxies and
+`.netrc` up in a worker thread on every request (two thread hand-offs per call), and httpx reads no
+`.netrc` either.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import urllib.request
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from multidict import CIMultiDict
+from yarl import URL
 
 from proctor._tls import shared_ssl_context
 
@@ -117,7 +124,7 @@ class HttpClient:
     again if a later request runs in another loop.
     """
 
-    __slots__ = ("_follow_redirects", "_limit", "_loop", "_session", "headers")
+    __slots__ = ("_follow_redirects", "_limit", "_loop", "_proxies", "_proxy_for", "_session", "headers")
 
     def __init__(
         self,
@@ -139,6 +146,8 @@ class HttpClient:
         self._follow_redirects = follow_redirects
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._proxies = environment_proxies()
+        self._proxy_for: dict[tuple[str, str], tuple[URL | None, str | None]] = {}
 
     @property
     def max_connections(self) -> int:
@@ -149,10 +158,10 @@ class HttpClient:
         loop = asyncio.get_running_loop()
         session = self._session
         if session is None or self._loop is not loop or session.closed:
+            if session is not None:
+                _abandon(session)
             connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=0)
-            session = aiohttp.ClientSession(
-                connector=connector, headers=self.headers, trust_env=True, auto_decompress=True
-            )
+            session = aiohttp.ClientSession(connector=connector, headers=self.headers, auto_decompress=True)
             self._session, self._loop = session, loop
         return session
 
@@ -186,6 +195,14 @@ class HttpClient:
         if json_body is not None:
             data = encode_json(json_body)
             headers = {**_JSON_HEADERS, **headers} if headers else _JSON_HEADERS
+        tls = url[:6].lower() == "https:"
+        proxy, proxy_authorization = self._proxy(url) if self._proxies else (None, None)
+        proxy_headers = None
+        if proxy_authorization is not None:  # to the proxy: on the CONNECT for TLS, else on the request itself
+            if tls:
+                proxy_headers = {"Proxy-Authorization": proxy_authorization}
+            else:
+                headers = {**(headers or {}), "Proxy-Authorization": proxy_authorization}
         limits = aiohttp.ClientTimeout(
             total=None, connect=request_timeout, sock_connect=request_timeout, sock_read=request_timeout
         )
@@ -197,7 +214,9 @@ class HttpClient:
                 headers=headers,
                 timeout=limits,
                 allow_redirects=self._follow_redirects,
-                ssl=shared_ssl_context() if url[:6].lower() == "https:" else True,
+                ssl=shared_ssl_context() if tls else True,
+                proxy=proxy,
+                proxy_headers=proxy_headers,
             ) as response:
                 content = await response.read()
                 return HttpResponse(response.status, response.headers, content, str(response.url))
@@ -206,11 +225,44 @@ class HttpClient:
         except ValueError as exc:  # yarl rejects a malformed URL before aiohttp sees it
             raise RequestInvalid(str(exc) or type(exc).__name__, exc) from exc
 
+    def _proxy(self, url: str) -> tuple[URL | None, str | None]:
+        """The proxy for `url` from the environment (`None`: go direct), and its `Proxy-Authorization` value."""
+        parts = urlsplit(url)
+        key = (parts.scheme.lower(), parts.hostname or "")
+        found = self._proxy_for.get(key)
+        if found is None:
+            proxy = self._proxies.get(key[0]) or self._proxies.get("all")
+            if proxy is None or (key[1] and urllib.request.proxy_bypass(key[1])):
+                found = (None, None)
+            else:
+                address = URL(proxy if "://" in proxy else f"http://{proxy}")
+                auth = aiohttp.BasicAuth.from_url(address)
+                found = (address.with_user(None), auth.encode() if auth else None)
+            self._proxy_for[key] = found
+        return found
+
     async def aclose(self) -> None:
         """Close the pool of the running loop's session (a later request opens a new one)."""
         session, self._session, self._loop = self._session, None, None
         if session is not None and not session.closed:
             await session.close()
+
+
+def _abandon(session: aiohttp.ClientSession) -> None:
+    """Drop a session whose event loop is gone (its `close()` would need that loop): mark it closed."""
+    connector = session.connector
+    session.detach()
+    if connector is not None:
+        connector._close()  # the public close() schedules on the session's (ended) loop
+
+
+def environment_proxies() -> dict[str, str]:
+    """The proxies the environment names, by scheme (`http`, `https`, `all`), as `urllib` reads them."""
+    return {
+        scheme: address
+        for scheme, address in urllib.request.getproxies().items()
+        if scheme in ("http", "https", "all") and address
+    }
 
 
 def classify(exc: aiohttp.ClientError) -> HttpError:
