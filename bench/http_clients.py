@@ -7,7 +7,9 @@ measures, in one process and interleaved (so the machine's load hits every clien
 - `httpx-pools8`: N connections spread over `httpx` clients of at most 8 (Proctor's old model client);
 - `httpx2`: pydantic's httpx fork (`httpcore2`'s O(N+M) pool pass), if installed;
 - `httpx+aiohttp`: an `httpx.AsyncClient` over the `httpx-aiohttp` transport (aiohttp's pool);
-- `aiohttp`: a plain `aiohttp.ClientSession` with `TCPConnector(limit=N)`.
+- `aiohttp`: a plain `aiohttp.ClientSession` with `TCPConnector(limit=N)`;
+- `proctor`: `proctor._http.HttpClient(max_connections=N)`, what targets and model providers use (aiohttp's
+  pool plus Proctor's error mapping, proxies from the environment, JSON encoding).
 
 Each sends the same `/chat/completions` POST (a JSON body of ~600 bytes) from N concurrent tasks to a
 loopback OpenAI-compatible server in another process (`bench/peers/mock_llm.py`, started here) and
@@ -99,12 +101,25 @@ async def aiohttp_factory(url: str, connections: int) -> tuple[Send, Any]:
     return send, session.close
 
 
+async def proctor_factory(url: str, connections: int) -> tuple[Send, Any]:
+    from proctor._http import HttpClient
+
+    client = HttpClient(max_connections=connections)
+
+    async def send() -> Any:
+        response = await client.request("POST", url, json_body=BODY, request_timeout=30.0)
+        return json.loads(response.content)
+
+    return send, client.aclose
+
+
 CLIENTS: dict[str, Callable[[str, int], Awaitable[tuple[Send, Any]]]] = {
     "httpx": lambda url, n: httpx_factory(url, n),
     "httpx-pools8": lambda url, n: httpx_factory(url, n, pools=max(1, -(-n // 8))),
     "httpx2": lambda url, n: httpx_factory(url, n, module="httpx2"),
     "httpx+aiohttp": httpx_aiohttp_factory,
     "aiohttp": aiohttp_factory,
+    "proctor": proctor_factory,
 }
 
 
@@ -127,10 +142,13 @@ async def measure(kind: str, url: str, connections: int, requests: int) -> float
     return spent / (per_task * connections) * 1e6
 
 
+MODULES = {"httpx2": "httpx2", "httpx+aiohttp": "httpx_aiohttp", "aiohttp": "aiohttp", "proctor": "proctor._http"}
+
+
 def available(kinds: list[str]) -> list[str]:
     found = []
     for kind in kinds:
-        module = {"httpx2": "httpx2", "httpx+aiohttp": "httpx_aiohttp", "aiohttp": "aiohttp"}.get(kind, "httpx")
+        module = MODULES.get(kind, "httpx")
         try:
             __import__(module)
         except ImportError:

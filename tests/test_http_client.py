@@ -176,6 +176,17 @@ async def test_failures_are_classified() -> None:
     assert not invalid.value.retryable
 
 
+async def test_credentials_in_the_url_are_sent_as_basic_auth() -> None:
+    with recorder() as agent:
+        url = agent.url.replace("http://", "http://judge:p%40ss@") + "/v1/chat"
+        client = HttpClient(max_connections=1, headers={"Authorization": "Bearer default"})
+        response = await fetch(client, url)
+    assert response.status_code == 200 and "judge" not in response.url
+    line, headers = agent.requests[0]
+    assert line == "POST /v1/chat HTTP/1.1"
+    assert headers["authorization"] == "Basic anVkZ2U6cEBzcw=="  # judge:p@ss
+
+
 def test_text_is_decoded_with_the_declared_charset() -> None:
     response = HttpResponse(200, {"Content-Type": "text/plain; charset=latin-1"}, "café".encode("latin-1"), "u")
     assert response.text == "café"

@@ -20,12 +20,15 @@ The environment is read once per client, not per request: aiohttp's own `trust_e
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import logging
 import urllib.request
+import weakref
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 from multidict import CIMultiDict
@@ -45,6 +48,8 @@ __all__ = [
 ]
 
 _JSON_HEADERS = MappingProxyType({"Content-Type": "application/json"})
+
+logger = logging.getLogger("proctor.http")
 
 
 class HttpError(Exception):
@@ -124,7 +129,16 @@ class HttpClient:
     again if a later request runs in another loop.
     """
 
-    __slots__ = ("_follow_redirects", "_limit", "_loop", "_proxies", "_proxy_for", "_session", "headers")
+    __slots__ = (
+        "__weakref__",
+        "_follow_redirects",
+        "_limit",
+        "_open",
+        "_proxies",
+        "_proxy_for",
+        "_timeouts",
+        "headers",
+    )
 
     def __init__(
         self,
@@ -144,8 +158,11 @@ class HttpClient:
         self.headers: CIMultiDict[str] = CIMultiDict(headers or {})
         """The default headers (case-insensitive)."""
         self._follow_redirects = follow_redirects
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._open = _Open()
+        # A client still open when the process ends (a cached model, a service's judge) is dropped quietly at
+        # exit: aiohttp would otherwise report "Unclosed client session" when its loop is already gone.
+        weakref.finalize(self, self._open.drop)
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
         self._proxies = environment_proxies()
         self._proxy_for: dict[tuple[str, str], tuple[URL | None, str | None]] = {}
 
@@ -156,14 +173,22 @@ class HttpClient:
 
     def _current(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        session = self._session
-        if session is None or self._loop is not loop or session.closed:
-            if session is not None:
-                _abandon(session)
+        current = self._open
+        session = current.session
+        if session is None or current.loop is not loop or session.closed:
+            current.drop()
             connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=0)
             session = aiohttp.ClientSession(connector=connector, headers=self.headers, auto_decompress=True)
-            self._session, self._loop = session, loop
+            current.session, current.loop = session, loop
         return session
+
+    def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
+        found = self._timeouts.get(seconds)
+        if found is None:
+            found = self._timeouts[seconds] = aiohttp.ClientTimeout(
+                total=None, connect=seconds, sock_connect=seconds, sock_read=seconds
+            )
+        return found
 
     async def request(
         self,
@@ -191,6 +216,11 @@ class HttpClient:
             HttpError: The request failed before a complete answer (see the subclasses).
         """
         session = self._current()
+        target = url
+        if "@" in url:  # credentials in the URL are sent as Basic auth (taking over Authorization), as httpx did
+            target, authorization = _without_userinfo(url)
+            if authorization is not None:
+                headers = {**(headers or {}), "Authorization": authorization}
         data = None
         if json_body is not None:
             data = encode_json(json_body)
@@ -203,22 +233,21 @@ class HttpClient:
                 proxy_headers = {"Proxy-Authorization": proxy_authorization}
             else:
                 headers = {**(headers or {}), "Proxy-Authorization": proxy_authorization}
-        limits = aiohttp.ClientTimeout(
-            total=None, connect=request_timeout, sock_connect=request_timeout, sock_read=request_timeout
-        )
         try:
             async with session.request(
                 method,
-                url,
+                target,
                 data=data,
                 headers=headers,
-                timeout=limits,
+                timeout=self._timeout(request_timeout),
                 allow_redirects=self._follow_redirects,
                 ssl=shared_ssl_context() if tls else True,
                 proxy=proxy,
                 proxy_headers=proxy_headers,
             ) as response:
                 content = await response.read()
+                if logger.isEnabledFor(logging.INFO):  # as httpx logged each request
+                    logger.info('HTTP Request: %s %s "HTTP/1.1 %d %s"', method, url, response.status, response.reason)
                 return HttpResponse(response.status, response.headers, content, str(response.url))
         except aiohttp.ClientError as exc:
             raise classify(exc) from exc
@@ -236,16 +265,38 @@ class HttpClient:
                 found = (None, None)
             else:
                 address = URL(proxy if "://" in proxy else f"http://{proxy}")
-                auth = aiohttp.BasicAuth.from_url(address)
-                found = (address.with_user(None), auth.encode() if auth else None)
+                auth = basic_auth(address.user, address.password or "") if address.user is not None else None
+                found = (address.with_user(None), auth)
             self._proxy_for[key] = found
         return found
 
     async def aclose(self) -> None:
         """Close the pool of the running loop's session (a later request opens a new one)."""
-        session, self._session, self._loop = self._session, None, None
-        if session is not None and not session.closed:
+        current = self._open
+        session, loop = current.session, current.loop
+        current.session = current.loop = None
+        if session is None or session.closed:
+            return
+        if loop is asyncio.get_running_loop():
             await session.close()
+        else:  # made in another loop, which its close() would need
+            _abandon(session)
+
+
+class _Open:
+    """The session a client has open and the loop it belongs to."""
+
+    __slots__ = ("loop", "session")
+
+    def __init__(self) -> None:
+        self.session: aiohttp.ClientSession | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def drop(self) -> None:
+        """Forget the session, marking it closed without its loop (which may be gone)."""
+        session, self.session, self.loop = self.session, None, None
+        if session is not None and not session.closed:
+            _abandon(session)
 
 
 def _abandon(session: aiohttp.ClientSession) -> None:
@@ -254,6 +305,20 @@ def _abandon(session: aiohttp.ClientSession) -> None:
     session.detach()
     if connector is not None:
         connector._close()  # the public close() schedules on the session's (ended) loop
+
+
+def _without_userinfo(url: str) -> tuple[str, str | None]:
+    """`url` without its `user:password@`, and those credentials as a Basic `Authorization` value."""
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return bare, basic_auth(unquote(parts.username), unquote(parts.password or ""))
+
+
+def basic_auth(user: str, password: str) -> str:
+    """A Basic `Authorization` (or `Proxy-Authorization`) value (UTF-8, as httpx encodes it)."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 def environment_proxies() -> dict[str, str]:
