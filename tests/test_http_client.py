@@ -67,8 +67,9 @@ class _Handler(socketserver.StreamRequestHandler):
         if self.server.mode == "silent":
             time.sleep(1.0)
             return
+        cookie = b"Set-Cookie: sid=s-1; Path=/\r\n" if self.server.mode == "cookie" else b""
         self.wfile.write(
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=latin-1\r\n"
+            b"HTTP/1.1 200 OK\r\n" + cookie + b"Content-Type: application/json; charset=latin-1\r\n"
             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(BODY), BODY)
         )
 
@@ -185,6 +186,18 @@ async def test_credentials_in_the_url_are_sent_as_basic_auth() -> None:
     line, headers = agent.requests[0]
     assert line == "POST /v1/chat HTTP/1.1"
     assert headers["authorization"] == "Basic anVkZ2U6cEBzcw=="  # judge:p@ss
+
+
+async def test_cookies_an_agent_sets_are_sent_back() -> None:
+    client = HttpClient(max_connections=1)
+    with recorder("cookie") as agent:
+        try:
+            for _ in range(2):
+                await client.request("GET", f"{agent.url}/chat", request_timeout=5.0)
+        finally:
+            await client.aclose()
+    assert "cookie" not in agent.requests[0][1]
+    assert agent.requests[1][1]["cookie"] == "sid=s-1"  # kept for 127.0.0.1, as httpx's client did
 
 
 def test_text_is_decoded_with_the_declared_charset() -> None:

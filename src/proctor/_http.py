@@ -178,7 +178,9 @@ class HttpClient:
         if session is None or current.loop is not loop or session.closed:
             current.drop()
             connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=0)
-            session = aiohttp.ClientSession(connector=connector, headers=self.headers, auto_decompress=True)
+            # unsafe: keep cookies from IP-address hosts too (an agent on 127.0.0.1), as httpx did
+            jar = aiohttp.CookieJar(unsafe=True)
+            session = aiohttp.ClientSession(connector=connector, headers=self.headers, cookie_jar=jar)
             current.session, current.loop = session, loop
         return session
 
