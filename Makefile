@@ -31,7 +31,7 @@ demo: install-demo
 ## Debian packages the tests need (chromium: the HTML report test drives it through Playwright;
 ## redis-server: the stream consumer tests start a real one).
 system-deps:
-	@bash scripts/system-deps.sh chromium redis-server
+	@bash scripts/system-deps.sh chromium redis-server openssl
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -1,12 +1,15 @@
 """W1's floors: the same 400 requests at concurrency 16 without Proctor, to calibrate its figures.
 
 - `raw`: hand-written HTTP/1.1 over asyncio streams, 16 keep-alive connections (server + loopback cost).
-- `httpx`: a bare `httpx.AsyncClient` with the pool Proctor uses (16 connections), posting the same body
-  and decoding the JSON reply (the HTTP client's own cost, as installed in this environment).
+- `httpx`: a bare `httpx.AsyncClient` with a pool of 16 connections, posting the same body and decoding
+  the JSON reply (the HTTP client Proctor used before issue 22, as installed in this environment).
+- `aiohttp`: the same through a bare `aiohttp.ClientSession` (16 connections), the client Proctor's
+  targets and model providers now send through (`proctor._http`).
 
 With `--judged` (W1J's floor) each of the 16 workers sends an agent request and then a judge request (a
 ~1.6 KB body with a `response_format`, like Proctor's `llm-rubric` call), 400 times in all: `raw` over
-two connections per worker, `httpx` through two pooled clients (agent and judge, 16 connections each).
+two connections per worker, `httpx` and `aiohttp` through two pooled clients (agent and judge, 16
+connections each).
 
 Usage: `python bench/floor.py BASE_URL [--judged]` (e.g. `http://127.0.0.1:8123/v1`); prints one JSON
 object with the wall time (s) and CPU time (s) of each.
@@ -22,6 +25,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp
 import httpx
 
 REQUESTS = 400
@@ -52,6 +56,7 @@ _JUDGE_JSON: dict[str, Any] = {
 }
 """About the size and shape of Proctor's `llm-rubric` request (its prompt text is not needed here)."""
 _JUDGE_BODY = json.dumps(_JUDGE_JSON).encode()
+_JSON = {"Content-Type": "application/json"}
 
 
 def _head(base_url: str, body: bytes) -> tuple[str, int, bytes]:
@@ -146,6 +151,41 @@ async def httpx_judged(base_url: str) -> None:
         await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
 
 
+async def bare_aiohttp(base_url: str) -> None:
+    """400 requests through one pooled `aiohttp.ClientSession`."""
+    work = iter(range(REQUESTS))
+    connector = aiohttp.TCPConnector(limit=CONCURRENCY, limit_per_host=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def worker() -> None:
+            for _ in work:
+                async with session.post(f"{base_url}/chat/completions", data=_BODY, headers=_JSON) as response:
+                    response.raise_for_status()
+                    json.loads(await response.read())
+
+        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+
+
+async def aiohttp_judged(base_url: str) -> None:
+    """400 agent + judge request pairs through two pooled `aiohttp.ClientSession`s (agent, judge)."""
+    work = iter(range(REQUESTS))
+    url = f"{base_url}/chat/completions"
+    agent = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY, limit_per_host=0))
+    judge = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY, limit_per_host=0))
+    async with agent, judge:
+
+        async def worker() -> None:
+            for _ in work:
+                async with agent.post(url, data=_BODY, headers=_JSON) as response:
+                    response.raise_for_status()
+                    json.loads(await response.read())
+                async with judge.post(url, data=json.dumps(_JUDGE_JSON).encode(), headers=_JSON) as response:
+                    response.raise_for_status()
+                    json.loads(json.loads(await response.read())["choices"][0]["message"]["content"])
+
+        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+
+
 def _timed(client: Callable[[str], Coroutine[Any, Any, None]], base_url: str) -> dict[str, float]:
     w0, c0 = time.perf_counter(), time.process_time()
     asyncio.run(client(base_url))
@@ -153,12 +193,13 @@ def _timed(client: Callable[[str], Coroutine[Any, Any, None]], base_url: str) ->
 
 
 def main() -> None:
-    """Time both floors once each and print the JSON figures."""
+    """Time each floor once and print the JSON figures."""
     base_url = sys.argv[1].rstrip("/")
     if "--judged" in sys.argv[2:]:
-        figures = {"raw": _timed(raw_judged, base_url), "httpx": _timed(httpx_judged, base_url)}
+        clients = {"raw": raw_judged, "httpx": httpx_judged, "aiohttp": aiohttp_judged}
     else:
-        figures = {"raw": _timed(raw, base_url), "httpx": _timed(bare_httpx, base_url)}
+        clients = {"raw": raw, "httpx": bare_httpx, "aiohttp": bare_aiohttp}
+    figures = {name: _timed(client, base_url) for name, client in clients.items()}
     json.dump(figures, sys.stdout)
 
 

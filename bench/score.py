@@ -13,12 +13,12 @@ CPU time per row, and that the output holds every row, scored.
 Usage: `python bench/score.py [--rows 100000] [--latency 0.02] [--concurrency 32] [--json out.json]
 [--probes]`. Targets: peak RSS <= 300 MB; wall <= 1.2 x ideal.
 
-`--probes` adds two calibration runs, changing nothing in Proctor:
+`--probes` adds a calibration run, changing nothing in Proctor:
 - `floor`: the same number of requests, same body size, same concurrency, from a hand-written asyncio
   HTTP/1.1 client (32 keep-alive connections) without Proctor: what the server and loopback allow.
-- `sharded-pool`: the same CLI run with the judge's httpx client given a transport that spreads requests
-  over pools of 4 connections (patched from outside, in the subprocess), to measure how much of the
-  client's CPU is httpcore's connection-pool bookkeeping, which grows with the pool size squared.
+(The `sharded-pool` probe, which spread httpx's pool to show httpcore's per-connection bookkeeping, is
+gone with httpx: model calls go through aiohttp's pool, whose CPU per request is flat in the pool size;
+`bench/http_clients.py` measures that.)
 """
 
 from __future__ import annotations
@@ -120,63 +120,6 @@ async def _floor_client(port: int, requests: int, concurrency: int, body: bytes)
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-def _run_sharded_cli(arguments: list[str]) -> None:
-    """Run `proctor` with its OpenAI-compatible judge client on pools of 4 connections (the probe)."""
-    import httpx
-
-    from proctor.cli import main as proctor_main
-    from proctor.models import _openai
-
-    class Counted(httpx.AsyncByteStream):
-        def __init__(self, stream: Any, done: Any) -> None:
-            self.stream, self.done = stream, done
-
-        async def __aiter__(self) -> Any:
-            async for chunk in self.stream:
-                yield chunk
-
-        async def aclose(self) -> None:
-            try:
-                await self.stream.aclose()
-            finally:
-                self.done()
-
-    class Sharded(httpx.AsyncBaseTransport):
-        def __init__(self, connections: int, per_pool: int = 4) -> None:
-            limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
-            self.pools = [httpx.AsyncHTTPTransport(limits=limits) for _ in range(-(-connections // per_pool))]
-            self.load = [0] * len(self.pools)
-
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            index = self.load.index(min(self.load))
-            self.load[index] += 1
-
-            def done() -> None:
-                self.load[index] -= 1
-
-            try:
-                response = await self.pools[index].handle_async_request(request)
-            except BaseException:
-                done()
-                raise
-            response.stream = Counted(response.stream, done)
-            return response
-
-        async def aclose(self) -> None:
-            for pool in self.pools:
-                await pool.aclose()
-
-    original = _openai.OpenAICompatibleProvider.__init__
-
-    def patched(self: Any, model: str, **kwargs: Any) -> None:
-        kwargs["transport"] = kwargs.get("transport") or Sharded(kwargs.get("max_connections", 8))
-        original(self, model, **kwargs)
-
-    _openai.OpenAICompatibleProvider.__init__ = patched  # type: ignore[method-assign]
-    sys.argv = ["proctor", *arguments]
-    proctor_main()
-
-
 def generate(path: Path, rows: int) -> None:
     """Write `rows` AgentData records (a realistic width: ~600 bytes each, JSON tool fields)."""
     tools = json.dumps([{"name": "kb_search", "description": "Search the help-centre articles."}])
@@ -220,7 +163,7 @@ def _wait_ready(port: int) -> None:
 
 
 def run(rows: int, latency: float, concurrency: int, variant: str = "plain") -> dict[str, Any]:
-    """Generate, serve, score (`plain` or `sharded-pool`) or just send (`floor`), check; return the figures."""
+    """Generate, serve, score (`plain`) or just send (`floor`), check; return the figures."""
     with tempfile.TemporaryDirectory(prefix="proctor-score-bench-") as tmp:
         work = Path(tmp)
         data, output = work / "runs.csv", work / "scores.jsonl"
@@ -240,8 +183,6 @@ def run(rows: int, latency: float, concurrency: int, variant: str = "plain") -> 
             if variant == "floor":
                 return _floor(port, rows, latency, concurrency)
             command = [str(ROOT / ".venv/bin/proctor"), "score", str(data), "--map", "question=agent_task"]
-            if variant == "sharded-pool":
-                command[:2] = [sys.executable, __file__, "--sharded-cli", "--", "score"]
             command += ["--scorers", "context_relevancy", "--judge", "openai/bench", "--concurrency", str(concurrency)]
             command += ["--no-cache", "--output", str(output), "--quiet"]
             wall_start = time.perf_counter()
@@ -310,11 +251,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
-    parser.add_argument("--probes", action="store_true", help="Also run the floor and sharded-pool probes.")
+    parser.add_argument("--probes", action="store_true", help="Also run the floor probe.")
     parser.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
-    if sys.argv[1:2] == ["--sharded-cli"]:
-        _run_sharded_cli(sys.argv[3:])
-        return
     args = parser.parse_args()
     if args.serve is not None:
         serve(args.serve, args.latency)
@@ -326,7 +264,7 @@ def main() -> None:
         "every row scored": figures["rows_written"] == args.rows and figures["statuses"].get("passed") == args.rows,
     }
     if args.probes:
-        figures["probes"] = [run(args.rows, args.latency, args.concurrency, v) for v in ("floor", "sharded-pool")]
+        figures["probes"] = [run(args.rows, args.latency, args.concurrency, "floor")]
     text = json.dumps(figures, indent=2)
     print(text)
     if args.json is not None:

@@ -62,7 +62,7 @@ async def test_build_builtin_specs(monkeypatch: pytest.MonkeyPatch) -> None:
         assert session is None or isinstance(session, Session)
         await target.aclose()
     openai = build_target(specs[0][0], max_connections=3)
-    assert openai._client._transport._pool._max_connections == 3  # type: ignore[attr-defined]
+    assert openai._client.max_connections == 3  # type: ignore[attr-defined]
     await openai.aclose()
 
 

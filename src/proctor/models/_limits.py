@@ -6,6 +6,7 @@ settings share one (e.g. two model names behind one rate-limited key).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -82,7 +83,9 @@ class ModelLimits:
         self.concurrency = concurrency
         self.rpm = rpm
         self._rate = RateLimiter(rpm) if rpm else None
-        self._slots: LoopLocal[anyio.Semaphore] = LoopLocal(lambda: anyio.Semaphore(concurrency))
+        # asyncio's semaphore takes a free slot without yielding to the event loop (anyio's always yields
+        # once: an extra loop turn per model call); it is bound to the loop it first waits in, hence LoopLocal.
+        self._slots: LoopLocal[asyncio.Semaphore] = LoopLocal(lambda: asyncio.Semaphore(concurrency))
 
     def __repr__(self) -> str:
         return f"ModelLimits({self.name!r}, concurrency={self.concurrency}, rpm={self.rpm})"

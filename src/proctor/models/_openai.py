@@ -1,7 +1,8 @@
 """`openai/<model>` (any OpenAI-compatible server) and `ollama/<model>` (a local Ollama's `/v1` API).
 
-Plain JSON over one pooled `httpx.AsyncClient` per model and event loop; the `openai` SDK is not used
-(importing it alone costs ~0.8 s). `build_chat_request` and `parse_chat_response` are pure functions,
+Plain JSON over one pooled `proctor._http.HttpClient` per model (aiohttp's pool: its CPU per request
+stays flat as connections grow, where httpx's grew); the `openai` SDK is not used (importing it alone
+costs ~0.8 s). `build_chat_request` and `parse_chat_response` are pure functions,
 shared with the LiteLLM adapter, which returns the same shapes.
 """
 
@@ -12,13 +13,12 @@ import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-
+from proctor._http import ConnectTimeout, HttpClient, HttpError, HttpResponse, ReplyTimeout
 from proctor._redact import redact_url
-from proctor._tls import shared_ssl_context
 from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
-from proctor.models._base import GenerateConfig, LoopLocal, ModelResponse
+from proctor.models._base import GenerateConfig, ModelResponse
 from proctor.models._retry import parse_retry_after
 from proctor.transcript import Usage
 
@@ -167,7 +167,11 @@ def _finish_reason(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _error_message(response: httpx.Response) -> str:
+def _host(url: str) -> str:
+    return urlsplit(url).hostname or ""
+
+
+def _error_message(response: HttpResponse) -> str:
     try:
         data = json.loads(response.content)
     except ValueError:
@@ -176,10 +180,6 @@ def _error_message(response: httpx.Response) -> str:
         error = data.get("error") if isinstance(data, Mapping) else None
         text = str(error.get("message") if isinstance(error, Mapping) else error or data)
     return text if len(text) <= 300 else text[:300] + "..."
-
-
-POOL_SIZE = 8
-"""Most connections in one httpx pool (see `OpenAICompatibleProvider.__init__`)."""
 
 
 class OpenAICompatibleProvider:
@@ -193,9 +193,8 @@ class OpenAICompatibleProvider:
         api_key: str | None = None,
         provider: str = "openai",
         max_connections: int = 8,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        """Build the adapter (its client is created on first use, once per event loop).
+        """Build the adapter (its connections open on first use, once per event loop).
 
         Args:
             model: The model id the server knows.
@@ -203,7 +202,6 @@ class OpenAICompatibleProvider:
             api_key: Sent as `Authorization: Bearer` (and as `api-key` for Azure hosts).
             provider: The provider name (`openai` or `ollama`).
             max_connections: The connection pool size.
-            transport: An httpx transport to use instead of the network (tests, benchmarks).
         """
         self.provider = provider
         self.model = model
@@ -211,44 +209,30 @@ class OpenAICompatibleProvider:
         self.url = f"{self.endpoint}/chat/completions"
         self.shown_url = redact_url(self.url)  # issue 16: errors quote the endpoint without its userinfo
         self.name = f"{provider}/{model}"
-        self._official = httpx.URL(self.endpoint).host == "api.openai.com"
+        host = _host(self.endpoint)
+        self._official = host == "api.openai.com"
         headers = {"Accept": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-            if httpx.URL(self.endpoint).host.endswith(".azure.com"):
+            if host.endswith(".azure.com"):
                 headers["api-key"] = api_key
-        # httpcore scans every pooled connection on each request, so one big pool costs CPU per call that
-        # grows with its size (measured: 1.41 ms per call for one pool of 24 vs 1.04 ms for three of 8).
-        # Connections are therefore spread over pools of at most POOL_SIZE, used in turn.
-        pools = max(1, -(-max_connections // POOL_SIZE))
-        per_pool = -(-max_connections // pools)
-        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
-        self._clients = LoopLocal(
-            lambda: [
-                httpx.AsyncClient(headers=headers, limits=limits, transport=transport, verify=shared_ssl_context())
-                for _ in range(pools)
-            ]
-        )
-        self._turn = 0
+        self._client = HttpClient(max_connections=max_connections, headers=headers, follow_redirects=False)
 
     async def complete(
         self, messages: list[dict[str, str]], config: GenerateConfig, response_schema: dict[str, Any] | None
     ) -> ModelResponse:
         """Send one request (see `Provider.complete`)."""
         body = build_chat_request(self.model, messages, config, response_schema, official=self._official)
-        clients = self._clients.get()
-        self._turn = (self._turn + 1) % len(clients)
-        client = clients[self._turn]
         try:
-            response = await client.post(self.url, json=body, timeout=config.timeout)
-        except httpx.TimeoutException:
+            response = await self._client.request("POST", self.url, json_body=body, request_timeout=config.timeout)
+        except (ConnectTimeout, ReplyTimeout):
             raise ModelTimeout(f"{self.name}: no reply from {self.shown_url} within {config.timeout:g} s") from None
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            error = ModelError(f"{self.name}: cannot reach {self.shown_url}: {exc or type(exc).__name__}")
-            error.retryable = True
-            raise error from exc
-        except httpx.HTTPError as exc:
-            raise ModelError(f"{self.name}: POST {self.shown_url} failed: {exc or type(exc).__name__}") from exc
+        except HttpError as exc:
+            if exc.retryable:  # the connection failed: sending again may work
+                error = ModelError(f"{self.name}: cannot reach {self.shown_url}: {exc}")
+                error.retryable = True
+                raise error from exc
+            raise ModelError(f"{self.name}: POST {self.shown_url} failed: {exc}") from exc
         status = response.status_code
         if status >= 400:
             retry_after = parse_retry_after(response.headers) if status == 429 or status >= 500 else None
@@ -266,10 +250,8 @@ class OpenAICompatibleProvider:
         return parse_chat_response(data, self.name)
 
     async def aclose(self) -> None:
-        """Close the connection pool of the running event loop."""
-        clients = self._clients.take()
-        for client in clients or []:
-            await client.aclose()
+        """Close the connection pool (it reopens on the next call)."""
+        await self._client.aclose()
 
 
 def openai_factory(model: str, settings: ModelSettings) -> OpenAICompatibleProvider:
@@ -280,7 +262,7 @@ def openai_factory(model: str, settings: ModelSettings) -> OpenAICompatibleProvi
     """
     base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
     api_key = settings.api_key or os.environ.get("OPENAI_API_KEY")
-    if not api_key and httpx.URL(base_url).host == "api.openai.com":
+    if not api_key and _host(base_url) == "api.openai.com":
         raise ConfigError(
             f"openai/{model}: OPENAI_API_KEY is not set (set it, or point OPENAI_BASE_URL at an "
             "OpenAI-compatible server such as vLLM, llama.cpp or LM Studio)"
@@ -293,12 +275,18 @@ def ollama_base_url(host: str) -> str:
     host = host.strip().rstrip("/")
     if "://" not in host:
         host = f"http://{host}"
-    url = httpx.URL(host)
-    if url.host in ("0.0.0.0", ""):  # a listen address: connect to loopback
-        url = url.copy_with(host="127.0.0.1")
-    if url.port is None and url.scheme == "http":
-        url = url.copy_with(port=11434)
-    text = str(url).rstrip("/")
+    parts = urlsplit(host)
+    name = parts.hostname or ""
+    if name in ("0.0.0.0", ""):  # a listen address: connect to loopback
+        name = "127.0.0.1"
+    if ":" in name:  # IPv6
+        name = f"[{name}]"
+    port = parts.port
+    if port is None and parts.scheme == "http":
+        port = 11434
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    netloc = f"{userinfo}{at}{name}" + ("" if port is None else f":{port}")
+    text = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)).rstrip("/")
     return text if text.endswith("/v1") else f"{text}/v1"
 
 

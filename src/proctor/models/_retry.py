@@ -1,4 +1,4 @@
-"""Retries for model calls: exponential back-off with jitter, honouring `Retry-After` (tenacity).
+"""Retries for model calls: exponential back-off with jitter, honouring `Retry-After`.
 
 The same idea as the targets' retries, kept separate because `models/` may not import `targets/`.
 Also maps SDK exceptions (Anthropic, Gemini, botocore, LiteLLM) to Proctor's `ModelError`s by duck
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from proctor._retry_after import parse_retry_after
 from proctor.errors import ModelError, ModelHTTPError, ModelTimeout
@@ -40,33 +39,17 @@ class RetryPolicy:
     """Longest wait honoured from a `Retry-After` header, in seconds."""
 
 
-class _Wait:
-    """Exponential back-off with jitter, unless the provider said how long to wait."""
-
-    def __init__(self, policy: RetryPolicy) -> None:
-        self._policy = policy
-
-    def __call__(self, state: RetryCallState) -> float:
-        failure = state.outcome.exception() if state.outcome is not None else None
-        policy = self._policy
-        if isinstance(failure, ModelHTTPError) and failure.retry_after is not None:
-            return min(failure.retry_after, policy.max_retry_after)
-        backoff = min(policy.max_wait, policy.initial_wait * 2.0 ** (state.attempt_number - 1))
-        return backoff + random.uniform(0, policy.initial_wait)
-
-
-def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, ModelError) and exc.retryable
-
-
-def _log_retry(state: RetryCallState) -> None:
-    failure = state.outcome.exception() if state.outcome is not None else None
-    wait = state.next_action.sleep if state.next_action is not None else 0.0
-    logger.debug("model call: retrying in %.2f s after attempt %d: %s", wait, state.attempt_number, failure)
+def _wait(policy: RetryPolicy, failure: ModelError, attempts: int) -> float:
+    """Seconds to wait after `attempts` failed attempts: the provider's `Retry-After`, else exponential + jitter."""
+    if isinstance(failure, ModelHTTPError) and failure.retry_after is not None:
+        return min(failure.retry_after, policy.max_retry_after)
+    return min(policy.max_wait, policy.initial_wait * 2.0 ** (attempts - 1)) + random.uniform(0, policy.initial_wait)
 
 
 async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy) -> tuple[T, int]:
     """Run `attempt` until it succeeds, retrying retryable `ModelError`s.
+
+    A plain loop: nothing is allocated for retrying unless an attempt fails.
 
     Args:
         attempt: Makes one attempt.
@@ -79,25 +62,19 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
         ModelError: A non-retryable failure, or the last failure once retries are used up (its message
             then says how many retries were made).
     """
-    retrying = AsyncRetrying(
-        sleep=anyio.sleep,
-        stop=stop_after_attempt(policy.max_retries + 1),
-        wait=_Wait(policy),
-        retry=retry_if_exception(_retryable),
-        before_sleep=_log_retry,
-        reraise=True,
-    )
     retries = 0
-    try:
-        async for state in retrying:
-            with state:
-                retries = state.retry_state.attempt_number - 1
-                result = await attempt()
-    except ModelError as exc:
-        if retries and exc.retryable:
-            exc.args = (f"{exc} (after {retries} retr{'y' if retries == 1 else 'ies'})",)
-        raise
-    return result, retries
+    while True:
+        try:
+            return await attempt(), retries
+        except ModelError as exc:
+            if not exc.retryable or retries >= policy.max_retries:
+                if retries and exc.retryable:
+                    exc.args = (f"{exc} (after {retries} retr{'y' if retries == 1 else 'ies'})",)
+                raise
+            wait = _wait(policy, exc, retries + 1)
+            logger.debug("model call: retrying in %.2f s after attempt %d: %s", wait, retries + 1, exc)
+        await anyio.sleep(wait)
+        retries += 1
 
 
 def _status_of(exc: BaseException) -> int | None:

@@ -36,8 +36,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from proctor._redact import redact_url
 from proctor.errors import ConfigError, TargetHTTPError, TargetProtocolError
 from proctor.suite._targets import EmbabelTargetSpec
@@ -45,6 +43,7 @@ from proctor.targets._base import SessionContext
 from proctor.targets._graph import graph_headers
 from proctor.targets._http_client import (
     DEFAULT_MAX_CONNECTIONS,
+    HttpResponse,
     RetryPolicy,
     build_client,
     decode_json,
@@ -90,7 +89,7 @@ class EmbabelTarget:
 
     async def put(
         self, endpoint: str, body: Any, request_timeout: float, headers: Mapping[str, str]
-    ) -> tuple[httpx.Response, int]:
+    ) -> tuple[HttpResponse, int]:
         """Send `body` to `/api/v1/chat/{endpoint}` with `PUT`, or `POST` when the agent answers `405`.
 
         Returns:
@@ -126,7 +125,7 @@ class EmbabelTarget:
             else None
         )
         if not isinstance(session_id, str | int) or session_id == "":
-            raise TargetProtocolError(f"session reply from {response.request.url} has no session id: {str(data)[:200]}")
+            raise TargetProtocolError(f"session reply from {response.url} has no session id: {str(data)[:200]}")
         return EmbabelSession(self, context, str(session_id))
 
     async def ingest(self, text: str, context: SessionContext) -> int:
@@ -175,10 +174,10 @@ class EmbabelSession:
         data = decode_json(response)
         reply = data.get("message") if isinstance(data, dict) else None
         if not isinstance(reply, dict) or not isinstance(reply.get("content"), str):
-            raise TargetProtocolError(f"reply from {response.request.url} has no message.content: {str(data)[:200]}")
+            raise TargetProtocolError(f"reply from {response.url} has no message.content: {str(data)[:200]}")
         events = data.get("events") or []
         if not isinstance(events, list):
-            raise TargetProtocolError(f"reply from {response.request.url} has events that are not a list")
+            raise TargetProtocolError(f"reply from {response.url} has events that are not a list")
         for event in events:
             logger.info("embabel event: %s", json.dumps(event, default=str)[:500])
         return AgentReply(reply["content"], tool_calls_from_events(events), latency, raw=data, retries=retries)

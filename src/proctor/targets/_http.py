@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import jinja2
 import jinja2.sandbox
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
@@ -25,6 +24,7 @@ from proctor.targets._http_client import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_RETRY,
     NO_RETRY,
+    HttpResponse,
     RetryPolicy,
     build_client,
     decode_json,
@@ -222,7 +222,7 @@ class HttpTarget:
                 if not found or found[0].value is None:
                     path = self.spec.session.id_path if self.spec.session else ""
                     raise TargetProtocolError(
-                        f"session reply from {response.request.url} has nothing at {path}: {_excerpt(data)}"
+                        f"session reply from {response.url} has nothing at {path}: {_excerpt(data)}"
                     )
                 session.session_id = str(found[0].value)
         return session
@@ -254,7 +254,7 @@ class HttpTarget:
 
     async def _send(
         self, request: _Request, variables: Mapping[str, Any], request_timeout: float, policy: RetryPolicy
-    ) -> tuple[httpx.Response, int]:
+    ) -> tuple[HttpResponse, int]:
         url, headers, body = request.render(variables)
         return await send_with_retries(
             self._client,
@@ -351,7 +351,7 @@ class HttpSession:
         )
         data = decode_json(response)
         latency_ms = (time.perf_counter() - started) * 1000
-        reply = target._parse(data, str(response.request.url))
+        reply = target._parse(data, str(response.url))
         reply.latency_ms = latency_ms
         reply.retries = retries
         history.append({"role": "assistant", "content": reply.text})
@@ -376,7 +376,7 @@ class HttpSession:
         if not found:
             where = target.spec.object_context.path if target.spec.object_context else "$"
             raise TargetProtocolError(
-                f"object context reply from {response.request.url} has nothing at {where}: {_excerpt(data)}"
+                f"object context reply from {response.url} has nothing at {where}: {_excerpt(data)}"
             )
         return found[0].value
 
@@ -388,5 +388,5 @@ class HttpSession:
         last = next((item["content"] for item in reversed(self.history) if item["role"] == "user"), "")
         try:
             await target._send(target._close, self.variables(last), self._context.timeout, NO_RETRY)
-        except (TargetError, ConfigError, httpx.HTTPError) as exc:
+        except (TargetError, ConfigError) as exc:
             logger.debug("closing http session %s failed: %s", self.session_id, exc)

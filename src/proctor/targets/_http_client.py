@@ -1,9 +1,10 @@
 """Shared plumbing for the HTTP targets: pooled clients, retries, error mapping, `${VAR}` expansion.
 
-Every HTTP target owns one `httpx.AsyncClient` (built by `build_client`) and sends through
-`send_with_retries`, which retries connection failures, 5xx and 429 with exponential back-off and
-jitter (honouring `Retry-After`), and turns every failure into a `proctor.errors.TargetError` whose
-message says what happened and where.
+Every HTTP target owns one `proctor._http.HttpClient` (built by `build_client`; aiohttp's pool, whose
+CPU per request does not grow with the number of connections) and sends through `send_with_retries`,
+which retries connection failures, 5xx and 429 with exponential back-off and jitter (honouring
+`Retry-After`), and turns every failure into a `proctor.errors.TargetError` whose message says what
+happened and where.
 """
 
 from __future__ import annotations
@@ -19,12 +20,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import httpx
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
+from proctor._http import (
+    ConnectFailed,
+    ConnectionLost,
+    ConnectTimeout,
+    HttpClient,
+    HttpError,
+    HttpResponse,
+    ReplyTimeout,
+)
 from proctor._redact import redact, remember_secret
 from proctor._retry_after import parse_retry_after
-from proctor._tls import shared_ssl_context
 from proctor._trace_context import trace_headers
 from proctor.errors import (
     ConfigError,
@@ -39,10 +46,14 @@ from proctor.targets._base import DEFAULT_MAX_CONNECTIONS
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_RETRY",
+    "HttpClient",
+    "HttpError",
+    "HttpResponse",
     "RetryPolicy",
     "build_client",
     "decode_json",
     "expand_env",
+    "failure_cause",
     "map_http_error",
     "send_with_retries",
 ]
@@ -75,7 +86,7 @@ NO_RETRY = RetryPolicy(max_retries=0)
 
 def build_client(
     *, max_connections: int = DEFAULT_MAX_CONNECTIONS, headers: Mapping[str, str] | None = None
-) -> httpx.AsyncClient:
+) -> HttpClient:
     """Build the pooled client a target uses for its whole run.
 
     Args:
@@ -83,12 +94,9 @@ def build_client(
         headers: Headers sent with every request.
 
     Returns:
-        A client; the target closes it in its `aclose`.
+        A client that follows redirects; the target closes it in its `aclose`.
     """
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncClient(
-        limits=limits, headers=dict(headers or {}), follow_redirects=True, verify=shared_ssl_context()
-    )
+    return HttpClient(max_connections=max_connections, headers=headers, follow_redirects=True)
 
 
 def expand_env(value: str, where: str) -> str:
@@ -122,7 +130,7 @@ def _seconds(value: float) -> str:
     return f"{value:g} s"
 
 
-def _cause(exc: BaseException) -> str:
+def failure_cause(exc: BaseException) -> str:
     """Describe the OS-level cause of a connection failure, e.g. `connection refused`."""
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -132,16 +140,17 @@ def _cause(exc: BaseException) -> str:
             if current.errno == errno.ECONNREFUSED:
                 return "connection refused"
             return os.strerror(current.errno).lower()
-        current = current.__cause__ or current.__context__
+        cause = current.cause if isinstance(current, HttpError) else None
+        current = cause or current.__cause__ or current.__context__
     text = redact(str(exc).strip())
     return text[0].lower() + text[1:] if text else type(exc).__name__
 
 
-def map_http_error(exc: httpx.HTTPError, method: str, url: str, timeout: float, retries: int = 0) -> TargetError:
-    """Turn an httpx failure into the matching Proctor error.
+def map_http_error(exc: HttpError, method: str, url: str, timeout: float, retries: int = 0) -> TargetError:
+    """Turn a failed request into the matching Proctor error.
 
     Args:
-        exc: What httpx raised.
+        exc: What the client raised.
         method: The request method.
         url: The request URL.
         timeout: The timeout the request ran with, in seconds.
@@ -152,17 +161,15 @@ def map_http_error(exc: httpx.HTTPError, method: str, url: str, timeout: float, 
     """
     after = _after(retries)
     url = redact(url)  # the URL may carry a password or a key: messages land in results and logs
-    if isinstance(exc, httpx.ConnectTimeout):
+    if isinstance(exc, ConnectTimeout):
         return TargetTimeout(f"cannot connect to {url} within {_seconds(timeout)}{after}")
-    if isinstance(exc, httpx.PoolTimeout):
-        return TargetTimeout(f"no free connection to {url} within {_seconds(timeout)}")
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, ReplyTimeout):
         return TargetTimeout(f"no reply from {url} within {_seconds(timeout)}{after}")
-    if isinstance(exc, httpx.ConnectError):
-        return TargetUnreachable(f"cannot connect to {url}{after}: {_cause(exc)}")
-    if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
-        return TargetUnreachable(f"connection to {url} failed{after}: {_cause(exc)}")
-    return TargetError(f"{method} {url} failed{after}: {_cause(exc)}")
+    if isinstance(exc, ConnectFailed):
+        return TargetUnreachable(f"cannot connect to {url}{after}: {failure_cause(exc)}")
+    if isinstance(exc, ConnectionLost):
+        return TargetUnreachable(f"connection to {url} failed{after}: {failure_cause(exc)}")
+    return TargetError(f"{method} {url} failed{after}: {failure_cause(exc)}")
 
 
 def _after(retries: int) -> str:
@@ -173,68 +180,15 @@ def _excerpt(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-class _Retryable(Exception):
-    """An attempt failed in a way worth retrying: a connection error or a 5xx/429 response."""
-
-    def __init__(
-        self,
-        error: httpx.HTTPError | None = None,
-        response: httpx.Response | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(str(error or response))
-        self.error = error
-        self.response = response
-        self.retry_after = retry_after
-
-
-class _Wait:
-    """Exponential back-off with jitter, unless the server said how long to wait."""
-
-    def __init__(self, policy: RetryPolicy) -> None:
-        self._policy = policy
-
-    def __call__(self, state: RetryCallState) -> float:
-        failure = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(failure, _Retryable) and failure.retry_after is not None:
-            return min(failure.retry_after, self._policy.max_retry_after)
-        policy = self._policy
-        backoff = min(policy.max_wait, policy.initial_wait * 2.0 ** (state.attempt_number - 1))
-        return backoff + random.uniform(0, policy.initial_wait)
-
-
-async def _attempt(
-    client: httpx.AsyncClient,
-    method: str,
-    url: str,
-    *,
-    json_body: Any,
-    headers: Mapping[str, str] | None,
-    request_timeout: float,
-) -> httpx.Response:
-    traced = trace_headers()  # W3C traceparent/tracestate of the trial, when the run exports traces
-    if traced:
-        headers = {**traced, **(headers or {})}
-    try:
-        response = await client.request(
-            method,
-            url,
-            json=json_body,
-            headers=headers,
-            timeout=httpx.Timeout(request_timeout),
-        )
-    except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-        raise _Retryable(exc) from exc
-    except httpx.HTTPError as exc:
-        raise map_http_error(exc, method, url, request_timeout) from exc
-    status = response.status_code
-    if status >= 500 or status == 429:
-        raise _Retryable(None, response, parse_retry_after(response.headers) if status in (429, 503) else None)
-    return response
+def _backoff(policy: RetryPolicy, attempts: int, retry_after: float | None) -> float:
+    """Seconds to wait after `attempts` failed attempts: the server's `Retry-After`, else exponential + jitter."""
+    if retry_after is not None:
+        return min(retry_after, policy.max_retry_after)
+    return min(policy.max_wait, policy.initial_wait * 2.0 ** (attempts - 1)) + random.uniform(0, policy.initial_wait)
 
 
 async def send_with_retries(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     method: str,
     url: str,
     *,
@@ -242,8 +196,10 @@ async def send_with_retries(
     json_body: Any = None,
     headers: Mapping[str, str] | None = None,
     policy: RetryPolicy = DEFAULT_RETRY,
-) -> tuple[httpx.Response, int]:
+) -> tuple[HttpResponse, int]:
     """Send a request, retrying connection errors, 5xx and 429.
+
+    A plain loop: nothing is allocated for retrying unless an attempt fails.
 
     Args:
         client: The target's pooled client.
@@ -262,47 +218,38 @@ async def send_with_retries(
         TargetHTTPError: The agent answered with a 4xx, or with 5xx/429 on every attempt.
         TargetTimeout: An attempt got no reply within `request_timeout`.
     """
-    retrying = AsyncRetrying(
-        sleep=anyio.sleep,
-        stop=stop_after_attempt(policy.max_retries + 1),
-        wait=_Wait(policy),
-        retry=retry_if_exception_type(_Retryable),
-        before_sleep=_log_retry,
-        reraise=True,
-    )
+    traced = trace_headers()  # W3C traceparent/tracestate of the trial, when the run exports traces
+    if traced:
+        headers = {**traced, **(headers or {})}
     retries = 0
-    last: httpx.Response | None = None
-    try:
-        async for attempt in retrying:
-            with attempt:
-                retries = attempt.retry_state.attempt_number - 1
-                last = await _attempt(
-                    client, method, url, json_body=json_body, headers=headers, request_timeout=request_timeout
-                )
-    except _Retryable as failure:
-        if failure.error is not None:
-            raise map_http_error(failure.error, method, url, request_timeout, retries) from failure.error
-        response = failure.response
-        assert response is not None
-        status = response.status_code
-        body = _excerpt(response.text, 200)
-        raise TargetHTTPError(f"{method} {redact(url)} returned {status}{_after(retries)}: {body}", status) from None
-    if last is None:  # pragma: no cover - AsyncRetrying always makes at least one attempt
-        raise TargetError(f"{method} {redact(url)} was not sent")
-    if last.status_code >= 400:
-        raise TargetHTTPError(
-            f"{method} {redact(url)} returned {last.status_code}: {_excerpt(last.text, 200)}", last.status_code
-        )
-    return last, retries
+    while True:
+        try:
+            response = await client.request(
+                method, url, json_body=json_body, headers=headers, request_timeout=request_timeout
+            )
+        except HttpError as exc:
+            if not exc.retryable:
+                raise map_http_error(exc, method, url, request_timeout) from exc
+            if retries >= policy.max_retries:
+                raise map_http_error(exc, method, url, request_timeout, retries) from exc
+            failure: object = exc
+            wait = _backoff(policy, retries + 1, None)
+        else:
+            status = response.status_code
+            if status < 400:
+                return response, retries
+            if (status < 500 and status != 429) or retries >= policy.max_retries:
+                body = _excerpt(response.text, 200)
+                after = _after(retries) if status >= 500 or status == 429 else ""
+                raise TargetHTTPError(f"{method} {redact(url)} returned {status}{after}: {body}", status)
+            failure = response
+            wait = _backoff(policy, retries + 1, parse_retry_after(response.headers) if status in (429, 503) else None)
+        logger.debug("retrying in %.2f s after attempt %d: %s", wait, retries + 1, failure)
+        await anyio.sleep(wait)
+        retries += 1
 
 
-def _log_retry(state: RetryCallState) -> None:
-    failure = state.outcome.exception() if state.outcome is not None else None
-    wait = state.next_action.sleep if state.next_action is not None else 0.0
-    logger.debug("retrying in %.2f s after attempt %d: %s", wait, state.attempt_number, failure)
-
-
-def decode_json(response: httpx.Response) -> Any:
+def decode_json(response: HttpResponse) -> Any:
     """Decode a response body as JSON.
 
     Args:
@@ -318,4 +265,4 @@ def decode_json(response: httpx.Response) -> Any:
         return json.loads(response.content)
     except ValueError:
         text = _excerpt(response.text, 100)
-        raise TargetProtocolError(f"reply from {redact(str(response.request.url))} is not JSON: {text!r}") from None
+        raise TargetProtocolError(f"reply from {redact(response.url)} is not JSON: {text!r}") from None

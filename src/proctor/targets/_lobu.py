@@ -29,8 +29,16 @@ import anyio
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-from proctor._redact import redact_url
-from proctor.errors import ConfigError, TargetError, TargetHTTPError, TargetProtocolError, TargetTimeout
+from proctor._redact import redact, redact_url
+from proctor._tls import shared_ssl_context
+from proctor.errors import (
+    ConfigError,
+    TargetError,
+    TargetHTTPError,
+    TargetProtocolError,
+    TargetTimeout,
+    TargetUnreachable,
+)
 from proctor.suite._targets import LobuTargetSpec
 from proctor.targets._base import SessionContext
 from proctor.targets._graph import graph_headers
@@ -41,7 +49,7 @@ from proctor.targets._http_client import (
     RetryPolicy,
     build_client,
     decode_json,
-    map_http_error,
+    failure_cause,
     send_with_retries,
 )
 from proctor.targets._replies import parse_tool_calls, parse_usage
@@ -169,6 +177,9 @@ class LobuTarget:
         self.name = f"lobu {redact_url(self.gateway)} agent={self.agent}"
         self._retry = retry
         self._client = build_client(max_connections=max_connections)
+        # The event stream is read with httpx-sse, on an httpx client of its own (one stream per session).
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        self._streams = httpx.AsyncClient(limits=limits, follow_redirects=True, verify=shared_ssl_context())
 
     async def open_session(self, context: SessionContext) -> LobuSession:
         """Create a gateway session for one trial.
@@ -211,8 +222,9 @@ class LobuTarget:
         return LobuSession(self, context, base, token)
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pools."""
         await self._client.aclose()
+        await self._streams.aclose()
 
 
 class LobuSession:
@@ -273,7 +285,7 @@ class LobuSession:
         except TimeoutError:
             raise TargetTimeout(f"no complete event for message {message_id} from {url} within {timeout:g} s") from None
         except httpx.HTTPError as exc:
-            raise map_http_error(exc, "GET", url, timeout) from exc
+            raise _stream_error(exc, url, timeout) from exc
         except SSEError as exc:
             raise TargetProtocolError(f"reply from {url} is not an event stream: {exc}") from None
 
@@ -283,7 +295,7 @@ class LobuSession:
         events: list[dict[str, Any]] = []
         headers = dict(self._auth)
         async with aconnect_sse(
-            self._target._client, "GET", url, headers=headers, timeout=httpx.Timeout(self._context.timeout)
+            self._target._streams, "GET", url, headers=headers, timeout=httpx.Timeout(self._context.timeout)
         ) as source:
             response = source.response
             if response.status_code >= 400:
@@ -331,8 +343,24 @@ class LobuSession:
                 headers=self._auth,
                 policy=NO_RETRY,
             )
-        except (TargetError, httpx.HTTPError) as exc:
+        except TargetError as exc:
             logger.debug("deleting Lobu session %s failed: %s", self.base, exc)
+
+
+def _stream_error(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
+    """Turn an httpx failure of the event stream into the matching Proctor error."""
+    url = redact(url)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return TargetTimeout(f"cannot connect to {url} within {timeout:g} s")
+    if isinstance(exc, httpx.PoolTimeout):
+        return TargetTimeout(f"no free connection to {url} within {timeout:g} s")
+    if isinstance(exc, httpx.TimeoutException):
+        return TargetTimeout(f"no reply from {url} within {timeout:g} s")
+    if isinstance(exc, httpx.ConnectError):
+        return TargetUnreachable(f"cannot connect to {url}: {failure_cause(exc)}")
+    if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+        return TargetUnreachable(f"connection to {url} failed: {failure_cause(exc)}")
+    return TargetError(f"GET {url} failed: {failure_cause(exc)}")
 
 
 def _tool_calls(kind: str, data: dict[str, Any], url: str) -> list[ToolCall]:

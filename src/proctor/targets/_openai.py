@@ -6,8 +6,6 @@ import os
 import time
 from typing import Any
 
-import httpx
-
 from proctor._redact import redact_url
 from proctor.errors import TargetProtocolError
 from proctor.suite._targets import OpenAITargetSpec
@@ -16,6 +14,7 @@ from proctor.targets._graph import graph_headers
 from proctor.targets._http_client import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_RETRY,
+    HttpResponse,
     RetryPolicy,
     build_client,
     decode_json,
@@ -89,7 +88,7 @@ class OpenAITarget:
 
     async def _post(
         self, body: dict[str, Any], request_timeout: float, headers: dict[str, str] | None = None
-    ) -> tuple[httpx.Response, int]:
+    ) -> tuple[HttpResponse, int]:
         return await send_with_retries(
             self._client,
             "POST",

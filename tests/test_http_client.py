@@ -1,0 +1,222 @@
+"""`proctor._http.HttpClient` against real loopback servers: proxies from the environment, TLS with the shared
+context, failures classified, and a client that outlives its event loop."""
+
+from __future__ import annotations
+
+import socket
+import socketserver
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from proctor._http import ConnectFailed, ConnectionLost, HttpClient, HttpResponse, ReplyTimeout, RequestInvalid
+from proctor._tls import shared_ssl_context
+
+pytestmark = pytest.mark.anyio
+
+BODY = b'{"ok": true}'
+
+
+class _Recorder(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, mode: str, context: ssl.SSLContext | None = None) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.mode = mode
+        self.context = context
+        self.requests: list[tuple[str, dict[str, str]]] = []
+
+    def get_request(self) -> tuple[socket.socket, object]:
+        sock, address = super().get_request()
+        if self.context is not None:
+            sock = self.context.wrap_socket(sock, server_side=True)
+        return sock, address
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """Reads one request head, records it, then answers as the server's mode says."""
+
+    server: _Recorder
+
+    def handle(self) -> None:
+        try:
+            line = self.rfile.readline().decode("latin-1").strip()
+        except (OSError, ssl.SSLError):
+            return
+        headers: dict[str, str] = {}
+        while (header := self.rfile.readline().decode("latin-1").strip()) != "":
+            name, _, value = header.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        self.rfile.read(int(headers.get("content-length", "0")))
+        self.server.requests.append((line, headers))
+        if self.server.mode == "hang-up":
+            return
+        if self.server.mode == "silent":
+            time.sleep(1.0)
+            return
+        cookie = b"Set-Cookie: sid=s-1; Path=/\r\n" if self.server.mode == "cookie" else b""
+        self.wfile.write(
+            b"HTTP/1.1 200 OK\r\n" + cookie + b"Content-Type: application/json; charset=latin-1\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(BODY), BODY)
+        )
+
+
+@contextmanager
+def recorder(mode: str = "answer", context: ssl.SSLContext | None = None) -> Iterator[_Recorder]:
+    server = _Recorder(mode, context)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def fetch(client: HttpClient, url: str, **options: object) -> HttpResponse:
+    try:
+        timeout = float(options.pop("timeout", 5.0))  # type: ignore[arg-type]
+        return await client.request("POST", url, request_timeout=timeout, **options)  # type: ignore[arg-type]
+    finally:
+        await client.aclose()
+
+
+async def test_requests_go_through_the_environments_proxy_with_its_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with recorder() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://agent:s3cret@127.0.0.1:{proxy.server_address[1]}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        response = await fetch(HttpClient(max_connections=2), "http://agent.example/v1/chat", json_body={"a": 1})
+    assert response.status_code == 200 and response.content == BODY
+    line, headers = proxy.requests[0]
+    assert line == "POST http://agent.example/v1/chat HTTP/1.1"  # absolute form: a proxy request
+    assert headers["proxy-authorization"] == "Basic YWdlbnQ6czNjcmV0"  # agent:s3cret
+    assert headers["host"] == "agent.example"
+
+
+async def test_no_proxy_hosts_are_reached_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    with recorder() as proxy, recorder() as agent:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        response = await fetch(HttpClient(max_connections=2), f"{agent.url}/v1/chat")
+    assert response.status_code == 200
+    assert proxy.requests == []
+    assert agent.requests[0][0] == "POST /v1/chat HTTP/1.1"
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (openssl), and its key."""
+    where = tmp_path_factory.mktemp("tls")
+    cert, key = where / "cert.pem", where / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+async def test_tls_is_verified_with_the_ca_bundle_the_environment_names(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    with recorder(context=context) as agent:
+        shared_ssl_context.cache_clear()
+        try:
+            with pytest.raises(ConnectFailed, match="certificate verify failed"):  # certifi's bundle: unknown CA
+                await fetch(HttpClient(max_connections=1), f"{agent.url}/chat")
+            shared_ssl_context.cache_clear()
+            monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+            response = await fetch(HttpClient(max_connections=1), f"{agent.url}/chat")
+        finally:
+            shared_ssl_context.cache_clear()
+    assert response.status_code == 200 and response.url == f"{agent.url}/chat"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_failures_are_classified() -> None:
+    with pytest.raises(ConnectFailed) as refused:
+        await fetch(HttpClient(max_connections=1), f"http://127.0.0.1:{_closed_port()}/")
+    assert refused.value.retryable and isinstance(refused.value.cause, ConnectionRefusedError)
+    with recorder("silent") as silent:
+        started = time.perf_counter()
+        with pytest.raises(ReplyTimeout) as slow:
+            await fetch(HttpClient(max_connections=1), silent.url, timeout=0.2)
+        assert time.perf_counter() - started < 0.9 and not slow.value.retryable
+    with recorder("hang-up") as hang_up, pytest.raises(ConnectionLost, match="server disconnected") as lost:
+        await fetch(HttpClient(max_connections=1), hang_up.url)
+    assert lost.value.retryable
+    with pytest.raises(RequestInvalid) as invalid:
+        await fetch(HttpClient(max_connections=1), "ftp://127.0.0.1/file")
+    assert not invalid.value.retryable
+
+
+async def test_credentials_in_the_url_are_sent_as_basic_auth() -> None:
+    with recorder() as agent:
+        url = agent.url.replace("http://", "http://judge:p%40ss@") + "/v1/chat"
+        client = HttpClient(max_connections=1, headers={"Authorization": "Bearer default"})
+        response = await fetch(client, url)
+    assert response.status_code == 200 and "judge" not in response.url
+    line, headers = agent.requests[0]
+    assert line == "POST /v1/chat HTTP/1.1"
+    assert headers["authorization"] == "Basic anVkZ2U6cEBzcw=="  # judge:p@ss
+
+
+async def test_cookies_an_agent_sets_are_sent_back() -> None:
+    client = HttpClient(max_connections=1)
+    with recorder("cookie") as agent:
+        try:
+            for _ in range(2):
+                await client.request("GET", f"{agent.url}/chat", request_timeout=5.0)
+        finally:
+            await client.aclose()
+    assert "cookie" not in agent.requests[0][1]
+    assert agent.requests[1][1]["cookie"] == "sid=s-1"  # kept for 127.0.0.1, as httpx's client did
+
+
+def test_text_is_decoded_with_the_declared_charset() -> None:
+    response = HttpResponse(200, {"Content-Type": "text/plain; charset=latin-1"}, "café".encode("latin-1"), "u")
+    assert response.text == "café"
+    assert HttpResponse(200, {}, "café".encode(), "u").text == "café"
+    assert HttpResponse(200, {"Content-Type": "text/plain; charset=nonsense"}, b"ok\xff", "u").text == "ok\ufffd"
+
+
+def test_a_client_outlives_its_event_loop() -> None:
+    client = HttpClient(max_connections=2, headers={"X-Default": "yes"})
+
+    async def send(close: bool) -> int:
+        response = await client.request("GET", agent.url, request_timeout=5.0)
+        if close:
+            await client.aclose()
+        return response.status_code
+
+    with recorder() as agent:
+        # each run has its own loop: the client opens a new session in each, closed or not in the last
+        assert [anyio.run(send, close) for close in (True, False, True)] == [200, 200, 200]
+    assert [headers["x-default"] for _, headers in agent.requests] == ["yes", "yes", "yes"]
