@@ -199,7 +199,9 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
     if case.simulate is not None:
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
-    return await run_trial(case, work.number, target, context, judge, states, strict=options.strict)
+    return await run_trial(
+        case, work.number, target, context, judge, states, strict=options.strict, checklist=work.checklist
+    )
 
 
 def _tool_model_name(tool: ToolSpec, case: Case, options: RunOptions) -> str | None:

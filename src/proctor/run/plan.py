@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from proctor.checks import registry
+from proctor.checks import Checklist, registry
 from proctor.errors import ConfigError
 from proctor.results import TrialResult, read_previous_trials
 from proctor.run.options import RunOptions
@@ -50,6 +50,8 @@ class TrialWork:
     """The 1-based trial number."""
     key: str
     """The case's key (`<file>::<name>`)."""
+    checklist: Checklist | None = None
+    """The case's assertions, made once for all its trials (`None`: the trial makes them)."""
 
 
 @dataclass(slots=True)
@@ -127,12 +129,13 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
     todo: list[TrialWork] = []
     for case in planned:
         key = case_key(case)
+        checklist = None if case.script else Checklist.of(case)  # a scenario's checks are its steps'
         for number in range(1, case.trials + 1):
             old = previous.get((key, number))
             if old is not None and old.status in ("passed", "failed"):
                 kept[key].append(old)
             else:
-                todo.append(TrialWork(case, number, key))
+                todo.append(TrialWork(case, number, key, checklist))
     return Plan(
         cases=planned,
         targets=targets,
