@@ -54,7 +54,7 @@ class _Ready:
     """An awaitable that is not a coroutine."""
 
     def __await__(self) -> Generator[Any, None, str]:
-        yield from anyio.sleep(0).__await__()
+        yield from anyio.sleep(0.001).__await__()
         return "ready"
 
 
