@@ -8,10 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from proctor.run import prepare as module
 from proctor.run.prepare import prepare
-from proctor.suite import Case, TurnSpec
+from proctor.suite import Case, PythonTargetSpec, TurnSpec
 from proctor.suite._simulate import SeedSpec
-from proctor.targets import SessionContext
+from proctor.targets import PythonTarget, SessionContext
 from proctor.transcript import AgentReply
 
 pytestmark = pytest.mark.anyio
@@ -104,3 +105,20 @@ async def test_the_close_runs_to_its_end_when_the_trial_is_cancelled() -> None:
         async with prepare(case(), target, CONTEXT):
             await anyio.sleep(1)
     assert outer.cancelled_caught and target.closed == 1
+
+
+async def test_an_instant_target_is_opened_and_closed_without_a_timer_or_shield(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_timer(*_args: object) -> None:
+        raise AssertionError("opening a python session needs no timer")
+
+    monkeypatch.setattr(module, "within", no_timer)
+    monkeypatch.setattr(module.anyio, "CancelScope", no_timer)
+    target = PythonTarget(PythonTargetSpec(callable="helpers.agents:echo"))
+    async with prepare(case(), target, CONTEXT) as prepared:
+        assert prepared.error is None and prepared.session is not None
+        monkeypatch.undo()  # the turn itself is bounded as always
+        assert (await prepared.session.send("hi")).text == "hi"
+        monkeypatch.setattr(module.anyio, "CancelScope", no_timer)
+    assert prepared.session is None

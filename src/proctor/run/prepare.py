@@ -55,9 +55,13 @@ class Prepared:
     async def close_session(self) -> None:
         """Close the session now (before judging, which may take a while); later calls do nothing."""
         session, self.session = self.session, None
-        if session is not None:
-            with anyio.CancelScope(shield=True):
-                await session.aclose()
+        if session is None:
+            return
+        if getattr(session, "closes_instantly", False):  # nothing to wait for, so nothing to shield
+            await session.aclose()
+            return
+        with anyio.CancelScope(shield=True):
+            await session.aclose()
 
     async def object_context(self, case: Case) -> Any:
         """The agent's object context when the case's own assertions may read it (else `None`).
@@ -200,8 +204,11 @@ def _watched(session: Session, tools: TrialTools) -> Session:
 
 
 async def _open(prepared: Prepared, case: Case, target: Target) -> None:
-    try:
-        prepared.session = await within(target.open_session(prepared.context), case.timeout)
+    try:  # a target whose sessions open without waiting cannot hang there: no timer (`proctor.targets._base`)
+        opening = target.open_session(prepared.context)
+        prepared.session = await (
+            opening if getattr(target, "opens_instantly", False) else within(opening, case.timeout)
+        )
     except TimeoutError:
         prepared.error, prepared.error_type = f"could not open a session within {case.timeout:g} s", "TargetTimeout"
         return
