@@ -132,10 +132,22 @@ def score_trial(
         The score and status: `error` when a check errored or the conversation failed, `skipped` (with the
         reason) when nothing was scored, else `passed` or `failed`.
     """
-    errored = sum(1 for c in checks if c.status == "error")
-    skipped = sum(1 for c in checks if c.status == "skipped")
-    assertions = weighted_score(c for c in checks if c.type != "rubric")
-    rubric = weighted_score(c for c in checks if c.type == "rubric")
+    errored = skipped = 0
+    total = weight = rubric_total = rubric_weight = 0.0
+    for check in checks:  # one pass (this is on every trial's path): counts, and both weighted means
+        if check.status == "error":
+            errored += 1
+        elif check.status == "skipped":
+            skipped += 1
+        if check.score is not None:
+            if check.type == "rubric":
+                rubric_total += check.score * check.weight
+                rubric_weight += check.weight
+            else:
+                total += check.score * check.weight
+                weight += check.weight
+    assertions = total / weight if weight > 0 else None  # as `weighted_score`
+    rubric = rubric_total / rubric_weight if rubric_weight > 0 else None
     if assertions is not None and rubric is not None:
         score: float | None = (1 - RUBRIC_SHARE) * assertions + RUBRIC_SHARE * rubric
     else:

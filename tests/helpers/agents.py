@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+import anyio
+
 from proctor.transcript import AgentReply, ToolCall, Usage
 
 CALLS: dict[str, int] = {}
@@ -56,6 +58,13 @@ def slow(messages: list[dict[str, str]]) -> str:
     """Take 0.5 s (blocking, in a worker thread)."""
     time.sleep(0.5)
     return "finally"
+
+
+async def hangs(messages: list[dict[str, str]]) -> str:
+    """Answer the first message at once, then never again (an async agent stuck on the event loop)."""
+    if len(messages) > 1:
+        await anyio.Event().wait()  # never set
+    return "first"
 
 
 def counting(messages: list[dict[str, str]], context: Any = None) -> str:

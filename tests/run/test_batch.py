@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,23 @@ def test_turn_timeout_is_an_error_not_a_failure(tmp_path: Path) -> None:
     trial = data["cases"][0]["trials"][0]
     assert trial["status"] == "error" and trial["error_type"] == "TargetTimeout"
     assert trial["error"] == "turn 1: no reply within 0.1 s"
+
+
+def test_a_hung_async_agent_times_out_and_the_answered_turn_is_still_checked(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "hangs.yaml",
+        "name: hangs\ntrials: 2\ntimeout: 0.1\ntarget: python:helpers.agents:hangs\n"
+        "turns:\n  - content: a\n    assert: [{type: contains, value: first}]\n"
+        "  - content: b\n    assert: [{type: contains, value: x}]\n",
+    )
+    started = time.monotonic()
+    data = run_sync(load_suites([path], registry), RunOptions(write_results=False, concurrency=2)).data
+    assert time.monotonic() - started < 5
+    for trial in data["cases"][0]["trials"]:
+        assert trial["status"] == "error" and trial["error_type"] == "TargetTimeout"
+        assert trial["error"] == "turn 2: no reply within 0.1 s"
+        assert [c["status"] for c in trial["checks"]] == ["passed", "skipped"]
 
 
 def test_flaky_case_pass_rate_and_pass_k(tmp_path: Path) -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 
 import anyio
 import anyio.lowlevel
 import pytest
 
-from proctor.run.execute import Ending, execute
+from proctor.run.execute import CHECKPOINT_EVERY, Ending, execute
 
 
 @pytest.mark.anyio
@@ -91,3 +93,18 @@ async def test_concurrency_below_one_is_refused() -> None:
 
     with pytest.raises(ValueError, match="concurrency must be >= 1"):
         await execute([1], work, concurrency=0)
+
+
+@pytest.mark.anyio
+async def test_ctrl_c_interrupts_work_that_never_waits() -> None:
+    done: list[int] = []
+
+    async def work(item: int) -> None:  # never suspends, like an in-process agent that answers at once
+        done.append(item)
+        if item == 10:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    ending = await execute(range(100_000), work, concurrency=4, handle_sigint=True)
+    assert ending == Ending("interrupted")
+    # the signal reaches the watcher within a few loop passes, each running at most CHECKPOINT_EVERY items a worker
+    assert 10 < len(done) <= 10 + 8 * 4 * CHECKPOINT_EVERY

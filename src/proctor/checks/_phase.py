@@ -95,29 +95,36 @@ class PhaseContext:
     """Results to keep instead of running (see `Reuse`)."""
 
 
+_NO_CONTEXT = PhaseContext()
+"""The context of a conversation checked with nothing besides its transcript (no judge, state, failure)."""
+
 _Item = tuple[AssertionSpec, "CheckContext | None", str]
 """An assertion, the context it runs in (`None`: not run) and the reason it is skipped if not run."""
 
 
 def _plan(checks: Checklist, transcript: Sequence[Message], context: PhaseContext) -> list[_Item]:
-    replies = [index for index, message in enumerate(transcript) if message.role == "assistant"]
     judge, failure = context.judge, context.failure
     items: list[_Item] = []
-    for turn, specs in enumerate(checks.turns):
-        if not specs:
-            continue
-        turn_context: CheckContext | None = None
-        if turn < len(replies):
-            at = replies[turn]
-            message = transcript[at]
-            reply = AgentReply(message.content, list(message.tool_calls), message.latency_ms or 0.0)
-            turn_context = CheckContext(reply, turn, list(transcript[: at + 1]), checks.name, judge=judge)
-        why = (
-            f"not run: the conversation ended before turn {turn + 1}"
-            if failure is not None
-            else f"not run: the transcript has no reply to turn {turn + 1}"
-        )
-        items.extend((spec, turn_context, why) for spec in specs)
+    if checks.turns:
+        replies = [index for index, message in enumerate(transcript) if message.role == "assistant"]
+        for turn, specs in enumerate(checks.turns):
+            if not specs:
+                continue
+            if turn < len(replies):
+                at = replies[turn]
+                message = transcript[at]
+                reply = AgentReply(message.content, list(message.tool_calls), message.latency_ms or 0.0)
+                turn_context = CheckContext(reply, turn, _upto(transcript, at + 1), checks.name, judge=judge)
+                items.extend((spec, turn_context, "") for spec in specs)
+                continue
+            why = (
+                f"not run: the conversation ended before turn {turn + 1}"
+                if failure is not None
+                else f"not run: the transcript has no reply to turn {turn + 1}"
+            )
+            items.extend((spec, None, why) for spec in specs)
+    if not checks.conversation and checks.rubric is None:
+        return items
     whole: CheckContext | None = None
     if failure is None:
         whole = CheckContext(
@@ -131,6 +138,12 @@ def _plan(checks: Checklist, transcript: Sequence[Message], context: PhaseContex
         )
         items.append((rubric_spec(checks.rubric), rubric, "not run: the conversation failed"))
     return items
+
+
+def _upto(transcript: Sequence[Message], end: int) -> list[Message]:
+    """A copy of the transcript's first `end` messages (a slice of a list is already one)."""
+    part = transcript[:end]
+    return part if isinstance(part, list) else list(part)
 
 
 def _turn(spec: AssertionSpec, check_context: CheckContext | None, checks: Checklist) -> int | None:
@@ -150,7 +163,7 @@ async def check_transcript(
     Never raises for a check's failure: a check that could not run is an `error` result.
     """
     checklist = checks if isinstance(checks, Checklist) else Checklist.of(checks)
-    context = context or PhaseContext()
+    context = context or _NO_CONTEXT
     results: list[CheckResult | None] = []
     pending: list[tuple[int, AssertionSpec, CheckContext, Awaitable[CheckResult]]] = []
     for spec, check_context, why in _plan(checklist, transcript, context):
@@ -192,7 +205,7 @@ def check_transcript_now(
 
     A check that would call a model is an `error` here.
     """
-    context = context or PhaseContext()
+    context = context or _NO_CONTEXT
     results: list[CheckResult] = []
     for spec, check_context, why in _plan(checks, transcript, context):
         if check_context is None:

@@ -49,7 +49,7 @@ def _start(spec: AssertionSpec, context: CheckContext) -> CheckResult | Awaitabl
         produced = check.function(spec, context)
     except Exception as exc:  # failures are data: the run goes on
         return _error(spec, context, exc)
-    if inspect.isawaitable(produced):
+    if not isinstance(produced, Outcome | CheckResult) and inspect.isawaitable(produced):
         return produced
     return _finish(spec, context, check, negated, produced)
 

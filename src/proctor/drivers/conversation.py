@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-import anyio
-
 from proctor._trace_context import note_reply
 from proctor.errors import TargetTimeout
+from proctor.targets._deadline import within
 from proctor.transcript import Message, Usage
 
 if TYPE_CHECKING:
@@ -76,8 +75,7 @@ async def exchange(session: Session, conversation: Conversation, text: str, repl
     """
     conversation.messages.append(Message("user", text))
     try:
-        with anyio.fail_after(reply_timeout):
-            reply = await session.send(text)
+        reply = await within(session.send(text), reply_timeout)
     except TimeoutError:
         raise TargetTimeout(f"no reply within {reply_timeout:g} s") from None
     conversation.messages.append(Message("assistant", reply.text, reply.tool_calls, reply.latency_ms))

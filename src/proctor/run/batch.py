@@ -52,8 +52,11 @@ class _Resources:
         self.options = options
         self.targets: dict[str, Target] = {}
         built: dict[str, Target] = {}
+        identities: dict[int, str] = {}  # by spec object: the cases of a file share theirs (specs live in `plan`)
         for key, spec in plan.targets.items():
-            identity = target_identity(spec)
+            identity = identities.get(id(spec))
+            if identity is None:
+                identity = identities[id(spec)] = target_identity(spec)
             if identity not in built:
                 built[identity] = build_target(spec, max_connections=options.max_connections)
             self.targets[key] = built[identity]
@@ -191,7 +194,7 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
         timeout=case.timeout,
         variables={"seed": trial_seed(options.seed, key, work.number), **plan.variables[key]},
     )
-    unplayed = _unplayed_tool(case, options)
+    unplayed = _unplayed_tool(case, options) if case.tools else None
     if unplayed is not None:  # like a simulated user without a model: skipped, never guessed
         return TrialResult(case_key=key, trial=work.number, status="skipped", score=None, reason=unplayed)
     states = resources.states if key in plan.state_keys else None
@@ -199,7 +202,9 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
     if case.simulate is not None:
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
-    return await run_trial(case, work.number, target, context, judge, states, strict=options.strict)
+    return await run_trial(
+        case, work.number, target, context, judge, states, strict=options.strict, checklist=work.checklist
+    )
 
 
 def _tool_model_name(tool: ToolSpec, case: Case, options: RunOptions) -> str | None:

@@ -3,7 +3,8 @@
 `proctor run` feeds it trials, `proctor rescore` stored trials, `proctor score` recorded rows and
 service events. Items are pulled lazily from one iterator shared by `concurrency` workers, so a source
 may be a generator that reads a file as it goes; a stop rule (a spent budget, too many errors) is asked
-before each item is started, and Ctrl-C cancels the work in flight. What each item produced is the
+before each item is started, and Ctrl-C cancels the work in flight (also when no item ever waits: each
+worker yields to the event loop every `CHECKPOINT_EVERY` items). What each item produced is the
 source's business (`work` records it); the executor only says how the batch ended.
 """
 
@@ -16,12 +17,18 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 __all__ = ["Ending", "execute"]
 
 T = TypeVar("T")
 
 EndStatus = Literal["complete", "interrupted", "stopped"]
+
+CHECKPOINT_EVERY = 64
+"""A worker yields to the event loop after this many items of its own: work that never waits (an
+in-process agent answering at once) would otherwise hold the loop for the whole batch, and Ctrl-C (and
+every other task) would wait for its end. Costs one loop pass per 64 items."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +68,14 @@ async def execute(
     ended: dict[str, str | None] = {}
 
     async def worker() -> None:
-        for item in shared:
+        for done, item in enumerate(shared, 1):
             reason = stop() if stop is not None else None
             if reason is not None:
                 ended.setdefault("stopped", reason)
                 return
             await work(item)
+            if not done % CHECKPOINT_EVERY:
+                await anyio.lowlevel.checkpoint()
 
     try:
         async with anyio.create_task_group() as outer:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from proctor.checks import registry
+from proctor.checks import Checklist, registry
 from proctor.errors import ConfigError
 from proctor.results import TrialResult, read_previous_trials
 from proctor.run.options import RunOptions
@@ -50,6 +50,8 @@ class TrialWork:
     """The 1-based trial number."""
     key: str
     """The case's key (`<file>::<name>`)."""
+    checklist: Checklist | None = None
+    """The case's assertions, made once for all its trials (`None`: the trial makes them)."""
 
 
 @dataclass(slots=True)
@@ -108,9 +110,10 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
     planned = list(cases) if cases is not None else [c for s in suites for c in s.cases]
     if options.trials is not None or options.timeout is not None:
         planned = [_override(c, options) for c in planned]
-    targets = {case_key(c): _resolve_target(c, options) for c in planned}
-    for c in planned:
-        problem = unsupported_seeds(targets[case_key(c)], c.seeds)
+    keys = [case_key(c) for c in planned]  # each case's key, made once
+    targets = {key: _resolve_target(c, options) for key, c in zip(keys, planned, strict=True)}
+    for key, c in zip(keys, planned, strict=True):
+        problem = unsupported_seeds(targets[key], c.seeds) if c.seeds else None
         if problem is not None:
             raise ConfigError(f"case {c.name!r} ({c.file}): {problem}")
     previous: dict[tuple[str, int], TrialResult] = {}
@@ -123,16 +126,16 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
     run_id = header.get("run_id") or f"{_slug(model or 'agent')}_{_now().strftime('%Y%m%dT%H%M%SZ')}"
     if resume_path is None and options.write_results:
         run_id = unique_run_id(results_dir, run_id)
-    kept: dict[str, list[TrialResult]] = {case_key(c): [] for c in planned}
+    kept: dict[str, list[TrialResult]] = {key: [] for key in keys}
     todo: list[TrialWork] = []
-    for case in planned:
-        key = case_key(case)
+    for key, case in zip(keys, planned, strict=True):
+        checklist = None if case.script else Checklist.of(case)  # a scenario's checks are its steps'
         for number in range(1, case.trials + 1):
             old = previous.get((key, number))
             if old is not None and old.status in ("passed", "failed"):
                 kept[key].append(old)
             else:
-                todo.append(TrialWork(case, number, key))
+                todo.append(TrialWork(case, number, key, checklist))
     return Plan(
         cases=planned,
         targets=targets,
@@ -143,8 +146,8 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
         model=model,
         results_dir=results_dir,
         resumed=resume_path is not None,
-        state_keys={case_key(c) for c in planned if needs_state(c)},
-        variables={case_key(c): _case_variables(c) for c in planned},
+        state_keys={key for key, c in zip(keys, planned, strict=True) if needs_state(c)},
+        variables={key: _case_variables(c) for key, c in zip(keys, planned, strict=True)},
     )
 
 

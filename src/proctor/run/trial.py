@@ -14,7 +14,7 @@ steps it never reached (a checkpoint ended the conversation, or the agent failed
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from proctor.checks import CheckContext, Checklist, CheckResult, PhaseContext, check_transcript, run_check
 from proctor.checks._phase import skipped
@@ -61,6 +61,7 @@ async def run_trial(
     states: StateManager | None = None,
     *,
     strict: bool = False,
+    checklist: Checklist | None = None,
 ) -> TrialResult:
     """Run trial number `trial` of `case` against `target` (see the module's docstring).
 
@@ -72,6 +73,7 @@ async def run_trial(
         judge: The judge for LLM-judged checks; `None` skips them with a hint.
         states: The run's state backends, when the case uses a graph.
         strict: Any failed check fails the trial, whatever its score.
+        checklist: The case's assertions (`Checklist.of(case)`), when the caller made it once for all trials.
     """
     if case.script:
         return await run_scenario_trial(case, trial, target, context, judge, None, states, strict=strict)
@@ -81,11 +83,18 @@ async def run_trial(
             conversation = await converse(case, prepared)
             object_context = await prepared.object_context(case) if conversation.error is None else None
             await prepared.close_session()
-            phase = PhaseContext(judge, object_context, prepared.graph, failure=conversation.error)
-            checks = await check_transcript(case, conversation.messages, phase)
+            phase = _phase(judge, object_context, prepared.graph, conversation.error)
+            checks = await check_transcript(checklist if checklist is not None else case, conversation.messages, phase)
     except StateError as exc:
         return error_trial(case, trial, str(exc), type(exc).__name__, (time.perf_counter() - started) * 1000)
     return _scored(case, trial, conversation, checks, prepared.warnings, started, strict=strict)
+
+
+def _phase(judge: Judge | None, object_context: Any, graph: Any, failure: str | None) -> PhaseContext | None:
+    """The check phase's context; `None` (the phase's own default) when there is nothing besides the transcript."""
+    if judge is None and object_context is None and graph is None and failure is None:
+        return None
+    return PhaseContext(judge, object_context, graph, failure=failure)
 
 
 def _scored(

@@ -2,6 +2,13 @@
 
 A target is built once per run from a `TargetSpec` (it may hold pooled connections); each trial opens
 its own `Session` (a fresh conversation on the agent), sends the user's messages in order and closes it.
+
+Every call that can wait is bounded: opening a session by the case's timeout, each message by the
+per-turn timeout, and a session's close is shielded from cancellation. Two optional attributes (not
+part of the protocols) let a target whose calls are plain in-memory work skip that machinery: a target
+with `opens_instantly = True` promises that `open_session` never waits (no I/O, no `await` that
+suspends), a session with `closes_instantly = True` the same of `aclose`. The in-process `python`
+target sets both; its `send` runs the agent's code and stays bounded.
 """
 
 from __future__ import annotations

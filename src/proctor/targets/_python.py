@@ -91,6 +91,9 @@ class PythonTarget:
     optional `tool_calls`, `usage` and `trace_id`) or an `AgentReply`.
     """
 
+    opens_instantly = True
+    """Opening a session makes an object and nothing else: it never waits (see `proctor.targets._base`)."""
+
     def __init__(self, spec: PythonTargetSpec, **_options: Any) -> None:
         """Import the callable.
 
@@ -153,6 +156,9 @@ class PythonTarget:
 
 class PythonSession:
     """One conversation with a Python callable."""
+
+    closes_instantly = True
+    """Closing forgets the history and nothing else: it never waits (see `proctor.targets._base`)."""
 
     def __init__(self, target: PythonTarget, context: SessionContext) -> None:
         self._target = target
