@@ -14,7 +14,7 @@ from proctor.results import (
     TrialResult,
     default_history_path,
     index_run,
-    write_json,
+    write_bytes,
 )
 from proctor.run.plan import Plan
 from proctor.run.trial import case_key
@@ -113,7 +113,7 @@ class Recorder:
         path: Path | None = None
         if self.journal is not None:
             path = self.plan.results_dir / f"{self.plan.run_id}.json"
-            write_json(path, data)
+            write_bytes(path, result.to_json())  # each trial's bytes as journaled: encoded once
             self.journal.close(remove=True)
             index_run(self.history or default_history_path(self.plan.results_dir), path, data)
         return RunOutcome(result, data, path, self.plan.cases)
