@@ -232,12 +232,13 @@ def _by_statuses(
 
 def aggregate_case(trials: Sequence[TrialResult], *, min_pass_rate: float, k: int | None) -> CaseAggregate:
     """Compute a case's figures from its trials (sorted by trial number)."""
+    if len(trials) == 1:
+        return _aggregate_one(trials[0], min_pass_rate, k)
     statuses = tuple([t.status for t in trials])
     outcome, statistics, counts = _by_statuses(statuses, min_pass_rate, k)
     scores = [t.score for t in trials if t.score is not None and t.status != "error"]
     latencies = [lat for t in trials for lat in t.latencies()]
     p50 = percentile(latencies, 50)
-    p95 = p50 if len(latencies) == 1 else percentile(latencies, 95)  # one value: every percentile is it
     skipped = None
     if outcome.status == "skipped":
         skipped = "; ".join(dict.fromkeys(t.reason or "no reason given" for t in trials if t.status == "skipped"))
@@ -249,11 +250,39 @@ def aggregate_case(trials: Sequence[TrialResult], *, min_pass_rate: float, k: in
         avg_score=sum(scores) / len(scores) if scores else None,
         trial_counts=dict(counts),
         p50_ms=p50,
-        p95_ms=p95,
+        p95_ms=p50 if len(latencies) == 1 else percentile(latencies, 95),  # one value: every percentile is it
         tokens=sum((t.usage for t in trials), Usage()),
         costs=sum_costs([t.costs() for t in trials]),
         retries=sum(t.retries for t in trials),
         failing_checks=failing_checks(trials),
+    )
+
+
+def _aggregate_one(trial: TrialResult, min_pass_rate: float, k: int | None) -> CaseAggregate:
+    """`aggregate_case` of one trial (the common case: ~2x sooner), the same figures to the bit.
+
+    Each sum of the general path is written out for one term (`0 + x`, `(0 + x) / 1`), so that even a
+    `-0.0` or an integer comes out as it does there.
+    """
+    status = trial.status
+    outcome, statistics, counts = _by_statuses((status,), min_pass_rate, k)
+    score = trial.score
+    latencies = trial.latencies()
+    p50 = percentile(latencies, 50)
+    usage = trial.usage
+    return CaseAggregate(
+        status=outcome.status,
+        reason=(trial.reason or "no reason given") if outcome.status == "skipped" else None,
+        pass_rate=outcome.pass_rate,
+        statistics=statistics,
+        avg_score=(0 + score) / 1 if score is not None and status != "error" else None,
+        trial_counts=dict(counts),
+        p50_ms=p50,
+        p95_ms=p50 if len(latencies) == 1 else percentile(latencies, 95),
+        tokens=Usage(0 + usage.prompt_tokens, 0 + usage.completion_tokens),
+        costs=sum_costs([trial.costs()]),
+        retries=0 + trial.retries,
+        failing_checks=failing_checks((trial,)),
     )
 
 

@@ -50,18 +50,8 @@ class Journal:
 
     def record(self, name: str, file: str, trial: TrialResult) -> None:
         """Append one finished trial: `kind`, `case`, `name`, `file`, then the trial's JSON form."""
-        body = trial.to_json()
-        self._append(
-            b'{"kind":"trial","case":'
-            + dumps(trial.case_key)
-            + b',"name":'
-            + dumps(name)
-            + b',"file":'
-            + dumps(file)
-            + b","
-            + body[1:]
-            + b"\n"
-        )
+        head = dumps({"kind": "trial", "case": trial.case_key, "name": name, "file": file})
+        self._append(head[:-1] + b"," + trial.to_json()[1:] + b"\n")  # the trial's own bytes, encoded once
 
     def close(self, *, remove: bool = False) -> None:
         """Close the journal; `remove` deletes it (once the final results file is written)."""

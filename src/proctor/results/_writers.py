@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
 from proctor.results._json import dumps
 
-__all__ = ["results_text", "write_bytes", "write_json", "write_junit", "write_output"]
+__all__ = ["results_chunks", "results_text", "write_bytes", "write_json", "write_junit", "write_output"]
 
 
 def _umask() -> int:
@@ -21,8 +21,8 @@ def _umask() -> int:
     return mask
 
 
-def _atomic_write(path: Path, data: bytes | str) -> None:
-    """Write `data` (text as UTF-8) to a temporary file beside `path`, then rename it to `path`."""
+def _atomic_write(path: Path, data: bytes | str | Iterable[bytes]) -> None:
+    """Write `data` (text as UTF-8; or chunks, in turn) to a temporary file beside `path`, then rename it."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -30,15 +30,18 @@ def _atomic_write(path: Path, data: bytes | str) -> None:
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; results are ordinary files
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def results_text(head: dict[str, Any], cases: Sequence[bytes] | None) -> bytes:
-    """Lay out a results JSON: the run's fields indented by two spaces, then `cases`, one JSON line each.
+def results_chunks(head: dict[str, Any], cases: Iterable[bytes] | None) -> Iterator[bytes]:
+    """Lay out a results JSON, in pieces: the run's fields indented by two spaces, then the cases, one line each.
 
     Args:
         head: The run's fields without its cases (non-empty).
@@ -46,14 +49,24 @@ def results_text(head: dict[str, Any], cases: Sequence[bytes] | None) -> bytes:
     """
     text = dumps(head, indent=True)
     if cases is None:
-        return text + b"\n"
-    if not cases:
-        return text[:-2] + b',\n  "cases": []\n}\n'
-    return text[:-2] + b',\n  "cases": [\n    ' + b",\n    ".join(cases) + b"\n  ]\n}\n"
+        yield text + b"\n"
+        return
+    yield text[:-2] + b',\n  "cases": ['
+    separator = b"\n    "
+    for case in cases:
+        yield separator
+        yield case
+        separator = b",\n    "
+    yield b"]\n}\n" if separator == b"\n    " else b"\n  ]\n}\n"
+
+
+def results_text(head: dict[str, Any], cases: Iterable[bytes] | None) -> bytes:
+    """`results_chunks` joined."""
+    return b"".join(results_chunks(head, cases))
 
 
 def write_json(path: Path, run: dict[str, Any]) -> None:
-    """Write a results JSON atomically (a reader never sees half a file), laid out by `results_text`.
+    """Write a results JSON atomically (a reader never sees half a file), laid out by `results_chunks`.
 
     The run's fields are indented; each case is one compact line (readable, and diff-able case by case).
     """
@@ -61,13 +74,13 @@ def write_json(path: Path, run: dict[str, Any]) -> None:
     if not head:
         _atomic_write(path, dumps(run) + b"\n")
     elif "cases" in run:
-        _atomic_write(path, results_text(head, [dumps(case) for case in run["cases"]]))
+        _atomic_write(path, results_chunks(head, (dumps(case) for case in run["cases"])))
     else:
-        _atomic_write(path, results_text(head, None))
+        _atomic_write(path, results_chunks(head, None))
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """Write bytes atomically (e.g. a results JSON encoded by `RunResult.to_json`)."""
+def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write bytes, or chunks of bytes in turn, atomically (e.g. `RunResult.json_chunks()`)."""
     _atomic_write(path, data)
 
 
