@@ -234,6 +234,11 @@ def aggregate_case(trials: Sequence[TrialResult], *, min_pass_rate: float, k: in
     """Compute a case's figures from its trials (sorted by trial number)."""
     if len(trials) == 1:
         return _aggregate_one(trials[0], min_pass_rate, k)
+    return _aggregate_trials(trials, min_pass_rate, k)
+
+
+def _aggregate_trials(trials: Sequence[TrialResult], min_pass_rate: float, k: int | None) -> CaseAggregate:
+    """`aggregate_case` for any number of trials."""
     statuses = tuple([t.status for t in trials])
     outcome, statistics, counts = _by_statuses(statuses, min_pass_rate, k)
     scores = [t.score for t in trials if t.score is not None and t.status != "error"]
