@@ -161,7 +161,7 @@ def _trials(draw: st.DrawFn, number: int) -> TrialResult:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.integers(1, 4).flatmap(lambda n: st.tuples(*(_trials(i + 1) for i in range(n)))),
     st.sampled_from([0.5, 0.8, 1.0]),
