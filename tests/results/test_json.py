@@ -14,7 +14,7 @@ VALUES: list[Any] = [
     {"a": 1, "b": [1.5, None, True, "é ü 中文 🎉"], "c": {"d": 1e-05, "e": 1e16, "f": -0.0, "g": 0.1 + 0.2}},
     {"tuple": (1, 2), "nested": [[], {}, [{}]], "big": 2**63 - 1, "neg": -(2**63)},
     ["\u2028 line separator", 'quote " and \\ backslash', "\x00 control \x1f", ""],
-    {1: "int key", 2.5: "float key", True: "bool key", None: "null key"},
+    {1: "int key", 2.5: "float key", False: "bool key", None: "null key"},
 ]
 
 

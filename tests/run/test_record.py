@@ -99,9 +99,9 @@ def respond(messages):
 
 def test_a_killed_run_loses_no_journaled_trial_and_resumes(tmp_path: Path) -> None:
     (tmp_path / "hanging_agent.py").write_text(HANGING_AGENT, encoding="utf-8")
+    check = "assert: [{type: contains, value: ok}]"
     cases = "".join(
-        f"  - name: c{i}\n    turns: [{{content: {'hang' if i == 6 else f'm{i}'}, assert: [{{type: contains, value: ok}}]}}]\n"
-        for i in range(1, 8)
+        f"  - name: c{i}\n    turns: [{{content: {'hang' if i == 6 else f'm{i}'}, {check}}}]\n" for i in range(1, 8)
     )
     suite = tmp_path / "suite" / "s.yaml"
     suite.parent.mkdir()

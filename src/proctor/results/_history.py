@@ -388,8 +388,7 @@ def _rows(run: int | None, cases: list[dict[str, Any]]) -> tuple[list[tuple[Any,
         tags = tuple(case.get("tags") or ())
         if tags not in encoded:
             encoded[tags] = json.dumps(tags)
-        if key in case_rows:
-            del case_rows[key]
+        case_rows.pop(key, None)  # a key seen again: its last row, placed last
         case_rows[key] = (
             run,
             key,
@@ -406,8 +405,7 @@ def _rows(run: int | None, cases: list[dict[str, Any]]) -> tuple[list[tuple[Any,
         )
         for trial in case.get("trials") or []:
             number = trial["trial"]
-            if (key, number) in trial_rows:
-                del trial_rows[key, number]
+            trial_rows.pop((key, number), None)
             trial_rows[key, number] = (
                 run,
                 key,

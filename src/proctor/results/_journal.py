@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from proctor.errors import ConfigError
 from proctor.results._format import validate_results, validate_trial
