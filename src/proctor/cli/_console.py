@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -30,7 +30,9 @@ from proctor.results import RESULTS_VERSION, CaseResult, RunResult, TrialResult
 from proctor.results._aggregate import TRIAL_STATUSES, CaseAggregate, RunAggregate
 from proctor.results._json import dumps
 from proctor.scoring import ERROR_BUDGET_EXCEEDED
-from proctor.suite import Case
+
+if TYPE_CHECKING:
+    from proctor.suite import Case
 
 __all__ = [
     "EXIT_ERRORED",
