@@ -83,7 +83,7 @@ def test_resume_names_the_first_damaged_line_among_good_ones(written: Path, tmp_
     lines = [{"kind": "run", "run_id": "r"}, *good[:2], bad[0], good[2], bad[1], good[3]]
     journal.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=rf"{journal}:4 is not a valid trial record: status: "):
-        read_previous_trials(journal)  # validated all at once, located line by line
+        read_previous_trials(journal)  # the first bad line is named
     journal.write_text("\n".join(json.dumps(line) for line in [lines[0], *good]) + "\n", encoding="utf-8")
     assert len(read_previous_trials(journal)[1]) == 4
 

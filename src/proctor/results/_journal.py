@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
-from proctor.results._format import validate_results, validate_trials
+from proctor.results._format import validate_results, validate_trial
 from proctor.results._json import JSONDecodeError, dumps, loads
 from proctor.results._model import TrialResult
 
@@ -87,8 +87,6 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
     trials: dict[tuple[str, int], TrialResult] = {}
     if path.suffix == ".jsonl":
         header: dict[str, Any] = {}
-        records: list[dict[str, Any]] = []
-        sources: list[str] = []
         for number, line in enumerate(path.read_bytes().splitlines(), start=1):
             try:
                 record = loads(line)
@@ -99,12 +97,11 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
             if record.get("kind") == "run":
                 header = record
             elif record.get("kind") == "trial":
-                records.append(record)
-                sources.append(f"--resume: {path}:{number}")
-        validate_trials(records, sources)  # all at once; the first bad line is named
-        for record in records:
-            trial = TrialResult.from_dict(record["case"], record)
-            trials[(trial.case_key, trial.trial)] = trial
+                # One record at a time: validating all at once holds every validated copy together, and
+                # the collector walking them made reading a 5,000-trial journal twice as slow.
+                validate_trial(record, f"--resume: {path}:{number}")
+                trial = TrialResult.from_dict(record["case"], record)
+                trials[(trial.case_key, trial.trial)] = trial
         if not header:
             raise ConfigError(f"--resume: {path} is not a Proctor run journal (no run header)")
         return header, trials
