@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.checks import CheckResult
 from proctor.results import CaseResult, RunResult, TrialResult, with_k
-from proctor.results._aggregate import TRIAL_STATUSES
-from proctor.transcript import Message
+from proctor.results._aggregate import (
+    TRIAL_STATUSES,
+    _aggregate_trials,
+    aggregate_case,
+    failing_checks,
+    zero_costs,
+)
+from proctor.scoring import case_outcome, pass_statistics, percentile
+from proctor.transcript import Message, Usage
 
 
 def trial(key: str, number: int, status: str, *, latency: float = 5.0) -> TrialResult:
@@ -74,3 +82,99 @@ def test_a_reader_recomputing_from_the_file_gets_the_same_figures(statuses: list
     for mine, theirs in zip(written["cases"], again["cases"], strict=True):
         for key in ("k", "pass_at_k", "pass_hat_k", "pass_rate_ci", "pass_k"):
             assert mine[key] == theirs[key], key
+
+
+# The case aggregate as Proctor computed it before the one-trial path and the memoized statuses (issue
+# 22), kept verbatim as the reference: the faster path must give the same figures to the bit.
+def _reference_costs(items: list[dict[str, Any]]) -> dict[str, Any]:
+    totals: dict[str, Any] = {}
+    for costs in items:
+        for role, part in costs.items():
+            total = totals.setdefault(role, zero_costs())
+            total["calls"] += part.get("calls", 0)
+            total["cached_calls"] += part.get("cached_calls", 0)
+            total["prompt"] += part.get("prompt", 0)
+            total["completion"] += part.get("completion", 0)
+            cost = part.get("cost_usd")
+            if cost is not None:
+                total["cost_usd"] = round((total["cost_usd"] or 0.0) + cost, 8)
+    return totals or {"agent": zero_costs(), "judge": zero_costs()}
+
+
+def _reference_round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _reference_fields(trials: list[TrialResult], *, min_pass_rate: float, k: int | None) -> dict[str, Any]:
+    statuses = [t.status for t in trials]
+    outcome = case_outcome(statuses, min_pass_rate=min_pass_rate)
+    scores = [t.score for t in trials if t.score is not None and t.status != "error"]
+    latencies = [lat for t in trials for lat in t.latencies()]
+    counts = {status: statuses.count(status) for status in TRIAL_STATUSES}
+    skipped = "; ".join(dict.fromkeys(t.reason or "no reason given" for t in trials if t.status == "skipped"))
+    stats = pass_statistics(statuses, k)
+    tokens = sum((t.usage for t in trials), Usage())
+    return {
+        "status": outcome.status,
+        **({"reason": skipped} if outcome.status == "skipped" else {}),
+        "passed": outcome.status == "passed",
+        "pass_rate": _reference_round(outcome.pass_rate),
+        **stats.to_dict(),
+        "pass_k": _reference_round(stats.pass_hat_k),
+        "avg_score": _reference_round(sum(scores) / len(scores) if scores else None),
+        "trial_counts": {s: n for s, n in counts.items() if n or s in ("passed", "failed", "error")},
+        "latency_ms": {
+            "p50": _reference_round(percentile(latencies, 50), 3),
+            "p95": _reference_round(percentile(latencies, 95), 3),
+        },
+        "tokens": tokens.to_dict(),
+        "costs": _reference_costs([t.costs() for t in trials]),
+        "retries": sum(t.retries for t in trials),
+        "failing_checks": [check.to_dict() for check in failing_checks(trials)],
+    }
+
+
+_SCORES = st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.0, 0.5, 1 / 3, 0.8000004]), st.integers(0, 1))
+_LATENCIES = st.lists(st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False)), max_size=3)
+_COSTS = st.one_of(st.none(), st.sampled_from([0.0, 1e-9, 0.000123456789, 2.5, 3]))
+
+
+@st.composite
+def _trials(draw: st.DrawFn, number: int) -> TrialResult:
+    status = draw(st.sampled_from(TRIAL_STATUSES))
+    turns: list[Message] = []
+    for latency in draw(_LATENCIES):
+        turns += [Message("user", "hi"), Message("assistant", "hello", latency_ms=latency)]
+    check = draw(st.sampled_from(["passed", "failed", "error", "skipped"]))
+    judge = {"judge": {"usage": {"prompt": 7, "completion": 2}, "cost_usd": draw(_COSTS), "calls": 1}}
+    return TrialResult(
+        case_key="s.yaml::c",
+        trial=number,
+        status=status,
+        score=draw(_SCORES),
+        turns=turns,
+        checks=[CheckResult("says hello", "contains", check, None, reason="why", turn=0, details=judge)],
+        retries=draw(st.integers(0, 2)),
+        usage=Usage(draw(st.integers(0, 50)), draw(st.integers(0, 50))),
+        agent_cost_usd=draw(_COSTS),
+        reason=draw(st.sampled_from([None, "no judge model"])),
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(lambda n: st.tuples(*(_trials(i + 1) for i in range(n)))),
+    st.sampled_from([0.5, 0.8, 1.0]),
+    st.sampled_from([None, 1, 2]),
+)
+def test_case_aggregates_are_those_of_the_reference_computation(
+    trials: tuple[TrialResult, ...], min_pass_rate: float, k: int | None
+) -> None:
+    reference = _reference_fields(list(trials), min_pass_rate=min_pass_rate, k=k)
+    fast = aggregate_case(list(trials), min_pass_rate=min_pass_rate, k=k).to_dict()
+    assert json.dumps(fast) == json.dumps(reference)  # same keys, order and values (-0.0 and ints included)
+    if len(trials) == 1:  # the one-trial path and the general one agree
+        assert json.dumps(_aggregate_trials(trials, min_pass_rate, k).to_dict()) == json.dumps(reference)
+    case = CaseResult("c", "s", "s.yaml", [], min_pass_rate, list(trials))
+    assert case.summarize(k) is case.summarize(k)  # computed once
+    assert json.loads(case.to_json(k)) == json.loads(json.dumps(case.to_dict(k)))

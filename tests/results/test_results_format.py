@@ -75,6 +75,19 @@ def test_resume_locates_a_damaged_journal_line(written: Path, tmp_path: Path) ->
         read_previous_trials(journal)
 
 
+def test_resume_names_the_first_damaged_line_among_good_ones(written: Path, tmp_path: Path) -> None:
+    trial = json.loads(written.read_text(encoding="utf-8"))["cases"][0]["trials"][0]
+    journal = tmp_path / "r.journal.jsonl"
+    good = [{"kind": "trial", "case": f"x::y{i}", **trial} for i in range(4)]
+    bad = [{**good[0], "status": "pased"}, {**good[1], "score": "high"}]
+    lines = [{"kind": "run", "run_id": "r"}, *good[:2], bad[0], good[2], bad[1], good[3]]
+    journal.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"{journal}:4 is not a valid trial record: status: "):
+        read_previous_trials(journal)  # the first bad line is named
+    journal.write_text("\n".join(json.dumps(line) for line in [lines[0], *good]) + "\n", encoding="utf-8")
+    assert len(read_previous_trials(journal)[1]) == 4
+
+
 def test_a_trial_round_trips_through_its_json_form() -> None:
     """What `--resume` and `rescore` rebuild from a file is the trial that was written, tool calls included."""
     from proctor.checks import CheckResult

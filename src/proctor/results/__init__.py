@@ -12,7 +12,7 @@ from proctor._lazy import lazy_attributes as _lazy_attributes
 from proctor.results._aggregate import CaseAggregate, FailingCheck, RunAggregate, TrialCounts
 from proctor.results._journal import Journal, read_previous_trials
 from proctor.results._model import RESULTS_VERSION, CaseResult, RunResult, TrialResult, with_k
-from proctor.results._writers import write_json, write_junit, write_output
+from proctor.results._writers import write_bytes, write_json, write_junit, write_output
 
 if TYPE_CHECKING:
     from proctor.results._comparison import CaseComparison, Comparison, compare_runs, restrict_run, shared_case_keys
@@ -78,6 +78,7 @@ __all__ = [
     "shared_case_keys",
     "wilson_interval",
     "with_k",
+    "write_bytes",
     "write_json",
     "write_junit",
     "write_output",

@@ -18,7 +18,13 @@ from typing_extensions import TypedDict
 
 from proctor.errors import ConfigError
 
-__all__ = ["ResultsRecord", "TrialRecord", "results_json_schema", "validate_results", "validate_trial"]
+__all__ = [
+    "ResultsRecord",
+    "TrialRecord",
+    "results_json_schema",
+    "validate_results",
+    "validate_trial",
+]
 
 Status = Literal["passed", "failed", "error", "inconclusive", "skipped"]
 CheckStatus = Literal["passed", "failed", "error", "skipped"]

@@ -1,49 +1,63 @@
 """The run journal: one JSON line per finished trial, appended as trials finish.
 
-A crash or Ctrl-C loses no finished trial: the journal is flushed after every line, and `--resume`
-reads it (or the final results JSON) back.
+A crash, a kill or Ctrl-C loses no finished trial: each line is written to the operating system as the
+trial is recorded (see `Journal`), and `--resume` reads it (or the final results JSON) back.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from proctor.errors import ConfigError
 from proctor.results._format import validate_results, validate_trial
+from proctor.results._json import JSONDecodeError, dumps, loads
 from proctor.results._model import TrialResult
 
 __all__ = ["Journal", "read_previous_trials"]
 
 
 class Journal:
-    """Append-only, line-buffered record of a run."""
+    """Append-only record of a run: each line reaches the operating system as it is recorded.
+
+    A line is one `os.write` on a file opened with `O_APPEND` (no buffer in this process), so a killed
+    or crashed process loses no recorded trial. There is no fsync: the kernel keeps what was written
+    when the process dies; only a power loss or an operating-system crash could lose the last lines
+    (an fsync per trial would cost ~100 µs, against ~2.5 µs for the write; `--resume` reruns whatever is
+    missing).
+    """
 
     def __init__(self, path: Path, header: dict[str, Any]) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         existed = path.exists()
         cut = existed and _ends_mid_line(path)
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         if cut:
             # A crash cut the last line short: end it, so the next record starts a line of its own
             # (the reader skips the cut line; glued onto it, the next record would be lost too).
-            self._file.write("\n")
+            self._append(b"\n")
         if not existed:
-            self._write({"kind": "run", **header})
+            self._append(dumps({"kind": "run", **header}) + b"\n")
 
-    def _write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._file.flush()
+    def _append(self, data: bytes) -> None:
+        if self._fd is None:
+            raise ValueError(f"the journal {self.path} is closed")
+        view = memoryview(data)
+        while view:  # a regular file takes the whole line at once; a short write is continued, never dropped
+            view = view[os.write(self._fd, view) :]
 
     def record(self, name: str, file: str, trial: TrialResult) -> None:
-        """Append one finished trial."""
-        self._write({"kind": "trial", "case": trial.case_key, "name": name, "file": file, **trial.to_dict()})
+        """Append one finished trial: `kind`, `case`, `name`, `file`, then the trial's JSON form."""
+        head = dumps({"kind": "trial", "case": trial.case_key, "name": name, "file": file})
+        self._append(head[:-1] + b"," + trial.to_json()[1:] + b"\n")  # the trial's own bytes, encoded once
 
     def close(self, *, remove: bool = False) -> None:
         """Close the journal; `remove` deletes it (once the final results file is written)."""
-        self._file.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
         if remove:
             self.path.unlink(missing_ok=True)
 
@@ -73,14 +87,18 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
     trials: dict[tuple[str, int], TrialResult] = {}
     if path.suffix == ".jsonl":
         header: dict[str, Any] = {}
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, line in enumerate(path.read_bytes().splitlines(), start=1):
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = loads(line)
+            except (JSONDecodeError, UnicodeDecodeError):
                 continue  # the last line of a crashed run may be incomplete
+            if not isinstance(record, dict):
+                continue
             if record.get("kind") == "run":
                 header = record
             elif record.get("kind") == "trial":
+                # One record at a time: validating all at once holds every validated copy together, and
+                # the collector walking them made reading a 5,000-trial journal twice as slow.
                 validate_trial(record, f"--resume: {path}:{number}")
                 trial = TrialResult.from_dict(record["case"], record)
                 trials[(trial.case_key, trial.trial)] = trial
@@ -88,13 +106,13 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
             raise ConfigError(f"--resume: {path} is not a Proctor run journal (no run header)")
         return header, trials
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_bytes())
         validate_results(data, f"--resume: {path}")
         for case in data["cases"]:
             key = f"{case['file']}::{case['name']}"
             for raw in case["trials"]:
                 trial = TrialResult.from_dict(key, raw)
                 trials[(key, trial.trial)] = trial
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         raise ConfigError(f"--resume: {path} is not a Proctor results file ({exc})") from None
     return data, trials

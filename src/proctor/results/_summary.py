@@ -5,7 +5,6 @@ Renderers (`_markdown`, `_html`) and the history store read these; none of them 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,6 +13,7 @@ from typing import Any
 
 from proctor.errors import ConfigError
 from proctor.results._format import validate_results
+from proctor.results._json import JSONDecodeError, loads
 from proctor.results._model import RESULTS_VERSION, with_k
 from proctor.results._stats import wilson_interval
 from proctor.scoring import percentile
@@ -39,10 +39,10 @@ def load_run(path: Path) -> dict[str, Any]:
         ConfigError: The file is missing, is not a Proctor results file, or was written by a newer Proctor.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_bytes())
     except FileNotFoundError:
         raise ConfigError(f"no such results file: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, JSONDecodeError) as exc:
         raise ConfigError(f"{path} is not a Proctor results file ({exc})") from None
     if not isinstance(data, dict) or "run_id" not in data or not isinstance(data.get("cases"), list):
         raise ConfigError(f"{path} is not a Proctor results file (no run_id or cases)")

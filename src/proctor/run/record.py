@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +15,7 @@ from proctor.results import (
     TrialResult,
     default_history_path,
     index_run,
-    write_json,
+    write_bytes,
 )
 from proctor.run.plan import Plan
 from proctor.run.trial import case_key
@@ -109,11 +110,17 @@ class Recorder:
         result = self.result
         result.status, result.reason = status, reason
         result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
-        data = result.to_dict()
-        path: Path | None = None
-        if self.journal is not None:
-            path = self.plan.results_dir / f"{self.plan.run_id}.json"
-            write_json(path, data)
-            self.journal.close(remove=True)
-            index_run(self.history or default_history_path(self.plan.results_dir), path, data)
+        collecting = gc.isenabled()
+        gc.disable()  # what follows makes no cycles; a collection midway would only walk the run's objects
+        try:
+            data = result.to_dict()
+            path: Path | None = None
+            if self.journal is not None:
+                path = self.plan.results_dir / f"{self.plan.run_id}.json"
+                write_bytes(path, result.json_chunks())  # each trial's bytes as journaled: encoded once
+                self.journal.close(remove=True)
+                index_run(self.history or default_history_path(self.plan.results_dir), path, data)
+        finally:
+            if collecting:
+                gc.enable()
         return RunOutcome(result, data, path, self.plan.cases)
