@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import types
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, registry, run_check_now, suite_json_schema
-from proctor.checks._registry import CheckRegistry
+from proctor.checks._registry import BUILTINS, CheckRegistry
 from proctor.suite import AssertionSpec
 from proctor.transcript import AgentReply
 
@@ -55,3 +59,74 @@ def test_suite_schema_is_valid_and_validates_examples() -> None:
     bad_value = {"name": "x", "turns": [{"content": "hi", "assert": [{"type": "latency", "value": "fast"}]}]}
     assert list(validator.iter_errors(bad_value))
     assert json.dumps(schema)  # serialisable
+
+
+def test_the_builtins_table_names_each_check_by_the_module_that_registers_it() -> None:
+    registered = {check.name: check.function.__module__ for check in registry if check.family != "test"}
+    builtins = {name: module for name, module in registered.items() if registry.plugin_of(name) is None}
+    assert builtins == dict(BUILTINS)
+
+
+def _fresh(code: str) -> str:
+    """Run `code` in a new interpreter (nothing loaded yet) and return what it prints."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_a_check_module_loads_the_first_time_a_suite_names_its_type() -> None:
+    out = _fresh(
+        "import sys\n"
+        "from proctor.checks import registry\n"
+        "families = set(registry._pending.values())\n"
+        "loaded = lambda: sorted(m for m in sys.modules if m in families)\n"
+        "before = loaded()\n"
+        "registry.check_type('not-contains')\n"
+        "print(before, loaded(), registry.resolve('contains')[0].family)"
+    )
+    assert out == "[] ['proctor.checks._text'] text"
+
+
+def test_listing_the_types_loads_every_builtin_and_the_schema_has_them_all() -> None:
+    out = _fresh(
+        "from proctor.checks import registry, suite_json_schema\n"
+        "names = registry.names()\n"
+        "schema = suite_json_schema()\n"
+        "print(len(registry._pending), 'not-tool-called' in names, 'rubric' in names, len(schema['$defs']) > 0)"
+    )
+    assert out == "0 True False True"
+
+
+def test_a_builtin_name_stays_taken_before_its_module_loads() -> None:
+    out = _fresh(
+        "from proctor.checks import CheckType, Outcome, registry\n"
+        "def mine(spec, context):\n"
+        "    return Outcome(True, 'x', 'y')\n"
+        "try:\n"
+        "    registry.register(CheckType('regex', 'custom', 'Mine.', mine))\n"
+        "except ValueError as exc:\n"
+        "    print(exc, registry.resolve('regex')[0].family)"
+    )
+    assert out == "check type 'regex' is already registered text"
+
+
+def test_a_registry_of_its_own_loads_its_modules_lazily_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "lazy_family_probe.py").write_text(
+        "from proctor.checks import CheckType, Outcome\n"
+        "from tests_lazy_registry import local\n"
+        "def _shout(spec, context):\n"
+        "    return Outcome(context.reply.text.isupper(), 'to shout', context.reply.text)\n"
+        "local.register(CheckType('shouts', 'probe', 'Reply is upper case.', _shout, value=None))\n"
+    )
+    local = CheckRegistry({"shouts": "lazy_family_probe"})
+    holder = types.ModuleType("tests_lazy_registry")
+    holder.local = local  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tests_lazy_registry", holder)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazy_family_probe", raising=False)
+    assert "lazy_family_probe" not in sys.modules
+    check, negated = local.resolve("not-shouts")
+    assert (check.name, check.family, negated) == ("shouts", "probe", True)
+    assert local.names() == ["not-shouts", "shouts"]
+    with pytest.raises(ValueError, match="unknown check type 'shout'; did you mean 'shouts'"):
+        local.resolve("shout")
+    monkeypatch.delitem(sys.modules, "lazy_family_probe")

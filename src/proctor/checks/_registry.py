@@ -3,12 +3,18 @@
 Built-in checks register here exactly as a plugin does (`register_check`); third-party packages add
 theirs through the `proctor.checks` entry-point group. The suite JSON Schema, `proctor list --checks`
 and load-time validation are all derived from this one registry.
+
+A built-in family module is imported the first time one of its check types is asked for (`BUILTINS`
+maps each name to its module), so a run whose suites use `contains` never loads the judges, the
+NovaEval scorers or the state checks; listing every type (`names`, iterating) imports them all.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Awaitable, Callable, Iterator
+import importlib
+import sys
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +28,7 @@ if TYPE_CHECKING:
     from proctor.checks._judging import Judge
 
 __all__ = [
+    "BUILTINS",
     "NEGATION_PREFIX",
     "CheckContext",
     "CheckFunction",
@@ -33,6 +40,30 @@ __all__ = [
 ]
 
 NEGATION_PREFIX = "not-"
+
+_FAMILIES: dict[str, tuple[str, ...]] = {
+    "_agent_scorers": (
+        "context-relevancy", "conversation-coherence", "goal-achievement", "parameter-correctness",
+        "role-adherence", "task-progression", "tool-correctness", "tool-correctness-exact", "tool-relevancy",
+    ),
+    "_expression": ("expression",),
+    "_format": ("is-json", "json-schema"),
+    "_geval": ("g-eval",),
+    "_judges": ("coherence", "completeness", "faithfulness", "instruction", "llm-rubric", "relevance", "rubric"),
+    "_prechecks": ("format-checker", "length-checker", "overlap-checker"),
+    "_python": ("python",),
+    "_state": ("cypher",),
+    "_text": ("contains", "contains-all", "contains-any", "equals", "icontains", "regex", "starts-with"),
+    "_timing": ("latency",),
+    "_tool_checks": ("tool-args-match", "tool-call-f1", "tool-called", "tool-not-called", "tool-sequence"),
+    "_trajectory": ("journey",),
+    "_transcript": ("tasks",),
+}  # fmt: skip
+BUILTINS: Mapping[str, str] = {
+    name: f"proctor.checks.{module}" for module, names in _FAMILIES.items() for name in names
+}
+"""Every built-in check type -> the module that registers it (on import); `tests/checks/test_registry.py`
+holds it equal to what the modules register."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +147,15 @@ class CheckType:
 class CheckRegistry:
     """Check types by name. Implements `proctor.suite.CheckCatalog` for load-time validation."""
 
-    def __init__(self) -> None:
+    def __init__(self, modules: Mapping[str, str] | None = None) -> None:
+        """A registry, empty or with check types that load on first use.
+
+        Args:
+            modules: Check type name -> the module that registers it when imported; the module is imported
+                the first time the name is resolved (or every type is listed).
+        """
         self._types: dict[str, CheckType] = {}
+        self._pending: dict[str, str] = dict(modules or {})
         self._plugins_loaded = False
         self._plugins: dict[str, str] = {}
 
@@ -125,8 +163,14 @@ class CheckRegistry:
         """Add a check type.
 
         Raises:
-            ValueError: The name is taken or starts with `not-`.
+            ValueError: The name is taken (a built-in's name too, loaded or not) or starts with `not-`.
         """
+        module = self._pending.get(check.name)
+        if module is not None:
+            if module in sys.modules:  # the built-in's module registering it, while it is imported
+                del self._pending[check.name]
+            else:  # another claims a built-in's name: load the built-in, so that the name is taken
+                self._load(module)
         if check.name in self._types:
             raise ValueError(f"check type {check.name!r} is already registered")
         if check.name.startswith(NEGATION_PREFIX):
@@ -135,6 +179,8 @@ class CheckRegistry:
         return check
 
     def __iter__(self) -> Iterator[CheckType]:
+        for module in sorted(set(self._pending.values())):
+            self._load(module)
         self._load_plugins()
         return iter(sorted(self._types.values(), key=lambda c: (c.family, c.name)))
 
@@ -155,11 +201,11 @@ class CheckRegistry:
         Raises:
             ValueError: Unknown name; the message lists the valid choices and the closest one.
         """
-        check = self._types.get(name)
+        check = self._known(name)
         if check is not None:
             return check, False
         if name.startswith(NEGATION_PREFIX):
-            base = self._types.get(name[len(NEGATION_PREFIX) :])
+            base = self._known(name[len(NEGATION_PREFIX) :])
             if base is not None and base.negatable:
                 return base, True
         self._load_plugins()
@@ -207,6 +253,20 @@ class CheckRegistry:
             found = found if len(found) <= 200 else f"{found[:197]}..."
             raise ValueError(f"bad value for check type {name!r}: {problems}; found {found}") from None
 
+    def _known(self, name: str) -> CheckType | None:
+        """The registered type `name`, importing its built-in module first when it has not loaded yet."""
+        check = self._types.get(name)
+        if check is None and name in self._pending:
+            self._load(self._pending[name])
+            check = self._types.get(name)
+        return check
+
+    def _load(self, module: str) -> None:
+        """Import a built-in family module (it registers its types); its names are no longer pending."""
+        importlib.import_module(module)
+        for name in [name for name, owner in self._pending.items() if owner == module]:
+            del self._pending[name]  # registered by the import; never import twice for a stale entry
+
     def _load_plugins(self) -> None:
         if self._plugins_loaded:
             return
@@ -216,7 +276,7 @@ class CheckRegistry:
         for entry in entry_points(group="proctor.checks"):
             loaded = entry.load()
             for check in loaded if isinstance(loaded, list | tuple) else [loaded]:
-                if isinstance(check, CheckType) and check.name not in self._types:
+                if isinstance(check, CheckType) and check.name not in self._types and check.name not in self._pending:
                     self.register(check)
                     self._plugins[check.name] = f"{entry.value} (entry point {entry.name!r})"
 
@@ -228,8 +288,8 @@ class CheckRegistry:
         return self._plugins.get(name.removeprefix(NEGATION_PREFIX))
 
 
-registry = CheckRegistry()
-"""The process-wide registry the loader and runner use."""
+registry = CheckRegistry(BUILTINS)
+"""The process-wide registry the loader and runner use; the built-in checks load on first use."""
 
 
 def register_check(check: CheckType) -> CheckType:

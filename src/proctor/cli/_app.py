@@ -1,0 +1,76 @@
+"""The Typer application: the root options and the commands, each from its own module.
+
+`build_app` registers the commands it is given, in `COMMANDS` order. `proctor.cli.main` builds the app
+with the one command the command line names, so `proctor run` neither imports nor declares the other
+thirteen; `proctor --help` (or an unknown command) builds them all, as `proctor.cli.app` does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+
+import typer
+
+from proctor import __version__
+
+__all__ = ["COMMANDS", "build_app"]
+
+COMMANDS = (
+    "run",
+    "list",
+    "schema",
+    "runs",
+    "report",
+    "compare",
+    "rescore",
+    "serve",
+    "consume",
+    "produce",
+    "calibrate",
+    "score",
+    "init",
+    "view",
+)
+"""Every command, in the order `proctor --help` lists them; `proctor.cli._<name>` defines `<name>_command`
+and its `EPILOG`."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"proctor {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Evaluate LLM agents by their behaviour."""
+
+
+def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
+    """The `proctor` application with the given commands (all by default).
+
+    Args:
+        commands: Names from `COMMANDS`; each one's module is imported here.
+
+    Returns:
+        The app; call it to run the command line.
+    """
+    app = typer.Typer(
+        name="proctor",
+        help="Evaluate LLM agents by their behaviour: hold real conversations, check what they said and did.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    wanted = set(commands)
+    for name in COMMANDS:
+        if name in wanted:
+            module = importlib.import_module(f"proctor.cli._{name}")
+            app.command(name, epilog=module.EPILOG)(getattr(module, f"{name}_command"))
+    return app

@@ -1,0 +1,194 @@
+"""What `proctor` loads before it does anything: a structural check of start-up (no timing).
+
+Each test runs the `proctor` entry point in a fresh interpreter and reads `sys.modules` at exit. The
+lists were chosen by measurement (`python -X importtime`, callgrind) on a one-case suite: a python
+target and one `contains` check load no judge, scorer or state check, no other command's module, and
+none of the web, template or help-rendering stacks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from proctor import __version__
+from proctor.cli import app
+from proctor.cli._app import COMMANDS, build_app
+from proctor.cli._common import load_dotenv_upwards
+
+AGENT = """\
+async def respond(messages):
+    return messages[-1]["content"]
+"""
+SUITE = """\
+name: one-case
+trials: 1
+target: python:startup_echo:respond
+cases:
+  - name: echoes
+    turns:
+      - content: "Echo case-0 please"
+        assert:
+          - {type: contains, value: "case-0"}
+"""
+# Run `main()` as the `proctor` script does, and write what was imported when the process exits.
+PROBE = """\
+import atexit, json, sys
+def _dump(path=sys.argv[1]):
+    with open(path, "w") as file:
+        json.dump(sorted(sys.modules), file)
+atexit.register(_dump)
+sys.argv = ["proctor", *sys.argv[2:]]
+from proctor.cli import main
+main()
+"""
+
+NOT_FOR_A_DETERMINISTIC_RUN = (
+    # checks the suite does not name (`contains` is `proctor.checks._text`)
+    "proctor.checks._agent_scorers",
+    "proctor.checks._arguments",
+    "proctor.checks._expression",
+    "proctor.checks._format",
+    "proctor.checks._geval",
+    "proctor.checks._judges",
+    "proctor.checks._kotlin",
+    "proctor.checks._prechecks",
+    "proctor.checks._python",
+    "proctor.checks._sandbox",
+    "proctor.checks._state",
+    "proctor.checks._timing",
+    "proctor.checks._tool_checks",
+    "proctor.checks._trajectory",
+    # the other commands and the packages only they use
+    "proctor.cli._calibrate",
+    "proctor.cli._consume",
+    "proctor.cli._produce",
+    "proctor.cli._score",
+    "proctor.cli._serve",
+    "proctor.cli._view",
+    "proctor.cluster",
+    "proctor.recorded",
+    "proctor.service",
+    "proctor.tools",
+    "proctor.view",
+    # help rendering (Typer loads it for --help and usage errors only), web and protocol stacks
+    "rich.markdown",
+    "rich.traceback",
+    "markdown_it",
+    "pygments",
+    "httpx",
+    "aiohttp",
+    "starlette",
+    "uvicorn",
+    "jsonschema",
+    "simpleeval",
+    "opentelemetry",
+    "mcp",
+    "redis",
+    "dotenv",  # no .env anywhere above the working directory
+)
+
+
+def _modules(tmp_path: Path, *arguments: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    dump = tmp_path / "modules.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    for name in ("PROCTOR_TRUST", "PROCTOR_JUDGE_MODEL"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(dump), *arguments],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    return done, set(json.loads(dump.read_text()))
+
+
+@pytest.fixture(scope="module")
+def one_case_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str], set[str]]:
+    tmp_path = tmp_path_factory.mktemp("startup")
+    (tmp_path / "startup_echo.py").write_text(AGENT)
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "suite.yaml").write_text(SUITE)
+    work = tmp_path / "work"
+    work.mkdir()
+    done, modules = _modules(
+        tmp_path, "run", str(suites), "--trust", "--ci", "--results-dir", "results", "--output", "results.json",
+        cwd=work,
+    )  # fmt: skip
+    return work, done, modules
+
+
+def test_a_one_case_deterministic_run_loads_only_what_it_uses(
+    one_case_run: tuple[Path, subprocess.CompletedProcess[str], set[str]],
+) -> None:
+    work, done, modules = one_case_run
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["summary"]["passed"], summary["summary"]["checks"]["passed"]) == (1, 1)
+    assert json.loads((work / "results.json").read_text())["cases"][0]["status"] == "passed"
+    assert "proctor.checks._text" in modules  # the check it ran: loaded when the suite named it
+    loaded = sorted(
+        m for m in modules if any(m == name or m.startswith(name + ".") for name in NOT_FOR_A_DETERMINISTIC_RUN)
+    )
+    assert loaded == []
+
+
+def test_version_is_answered_before_typer_loads(tmp_path: Path) -> None:
+    done, modules = _modules(tmp_path, "--version", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"proctor {__version__}\n", "")
+    assert not {m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "pydantic", "dotenv")}
+    eager = CliRunner().invoke(app, ["--version"])  # Typer's own `--version` says the same
+    assert (eager.exit_code, eager.output) == (0, done.stdout)
+
+
+def test_a_command_builds_only_itself(tmp_path: Path) -> None:
+    done, modules = _modules(tmp_path, "schema", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["title"] == "Proctor suite"
+    commands = {name for name in COMMANDS if f"proctor.cli._{name}" in modules}
+    assert commands == {"schema"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_alone_has_the_help_it_has_among_all(command: str) -> None:
+    runner = CliRunner()
+    alone = runner.invoke(build_app([command]), [command, "--help"], terminal_width=100)
+    among_all = runner.invoke(app, [command, "--help"], terminal_width=100)
+    assert alone.exit_code == among_all.exit_code == 0
+    assert alone.output == among_all.output
+
+
+def test_an_unknown_command_still_gets_every_command_to_choose_from(tmp_path: Path) -> None:
+    done, modules = _modules(tmp_path, "runn", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "No such command 'runn'" in done.stderr and "'run', 'runs'" in done.stderr
+    assert {name for name in COMMANDS if f"proctor.cli._{name}" in modules} == set(COMMANDS)
+
+
+def test_dotenv_is_read_from_a_parent_directory_and_the_environment_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".env").write_text("PROCTOR_TEST_FROM_DOTENV=file\nPROCTOR_TEST_SET_ALREADY=file\n")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a" / "b")
+    monkeypatch.setenv("PROCTOR_TEST_SET_ALREADY", "environment")
+    monkeypatch.setenv("PROCTOR_TEST_FROM_DOTENV", "placeholder")  # restored (removed) after the test
+    monkeypatch.delenv("PROCTOR_TEST_FROM_DOTENV")
+    load_dotenv_upwards()
+    assert os.environ["PROCTOR_TEST_FROM_DOTENV"] == "file"
+    assert os.environ["PROCTOR_TEST_SET_ALREADY"] == "environment"
+
+
+def test_a_directory_named_dotenv_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".env").write_text("PROCTOR_TEST_FROM_DOTENV=outer\n")
+    (tmp_path / "inner" / ".env").mkdir(parents=True)  # not a file: the search goes on upwards
+    monkeypatch.chdir(tmp_path / "inner")
+    monkeypatch.setenv("PROCTOR_TEST_FROM_DOTENV", "placeholder")
+    monkeypatch.delenv("PROCTOR_TEST_FROM_DOTENV")
+    load_dotenv_upwards()
+    assert os.environ["PROCTOR_TEST_FROM_DOTENV"] == "outer"
