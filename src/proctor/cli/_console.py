@@ -13,18 +13,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
-
 from proctor.cli._trajectory import journey_lines
 from proctor.results import RESULTS_VERSION, CaseResult, RunResult, TrialResult
 from proctor.results._aggregate import TRIAL_STATUSES, CaseAggregate, RunAggregate
@@ -32,7 +20,19 @@ from proctor.results._json import dumps
 from proctor.scoring import ERROR_BUDGET_EXCEEDED
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
     from proctor.suite import Case
+
+
+def escape(text: str) -> str:
+    """Rich markup escaped (rich's own `escape`, imported on first use: --ci output never needs it)."""
+    from rich.markup import escape as rich_escape  # must stay fast: as _console
+
+    return rich_escape(text)
+
 
 __all__ = [
     "EXIT_ERRORED",
@@ -82,6 +82,16 @@ class Observer:
         self.total = total
         kept = f" ({skipped} kept from the resumed run)" if skipped else ""
         if self.live:
+            # must stay fast: rich's progress bar loads only for a person watching (not under --ci/--json)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
             self.progress = Progress(
                 TextColumn("[bold]running"),
                 BarColumn(),
@@ -137,6 +147,8 @@ class Observer:
 
 def _console() -> Console:
     """A console that does not squeeze the table to 80 columns when output goes to a file or pipe."""
+    from rich.console import Console  # must stay fast: rich loads only for output to a person, not --ci
+
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal:
         console = Console(highlight=False, soft_wrap=True, width=max(console.width, 160))
@@ -167,6 +179,8 @@ def print_results(result: RunResult, path: Path | None, output: Path | None, *, 
 
 
 def _table(result: RunResult) -> Table:
+    from rich.table import Table  # must stay fast: as _console
+
     table = Table(title=f"Results: {result.run_id}", title_justify="left")
     k = _k_label(result)
     for column, justify in [

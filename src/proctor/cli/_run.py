@@ -309,7 +309,7 @@ def run_command(
 
     Prints a results table (or, with --json or --ci, a JSON summary) and writes the results JSON.
     """
-    from proctor.cli._console import Observer, exit_code, print_results, summary_json
+    from proctor.cli._console import Observer, exit_code, print_results, summary_text
     from proctor.run import RunOptions, filter_cases, run_sync
 
     project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
@@ -410,7 +410,7 @@ def run_command(
         write_output(output, outcome.data, written=outcome.path)
     fail_on_skipped = ci and not allow_skipped
     if ci or as_json:
-        typer.echo(json.dumps(summary_json(result, outcome.path, fail_on_skipped=fail_on_skipped), indent=2))
+        typer.echo(summary_text(result, outcome.path, fail_on_skipped=fail_on_skipped))
     else:
         print_results(result, outcome.path, output, verbose=verbose)
     code = exit_code(result, fail_on_skipped=fail_on_skipped)

@@ -11,6 +11,7 @@ and a reader keeps the plain JSON it already has.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
@@ -207,8 +208,16 @@ class ResultsRecord(_Record):
     cases: list[CaseRecord]
 
 
-_RESULTS: TypeAdapter[ResultsRecord] = TypeAdapter(ResultsRecord)
-_TRIAL: TypeAdapter[TrialRecord] = TypeAdapter(TrialRecord)
+@functools.cache
+def _results_adapter() -> TypeAdapter[ResultsRecord]:
+    """Built on first use (~40 ms): a run that only writes results never validates one."""
+    return TypeAdapter(ResultsRecord)
+
+
+@functools.cache
+def _trial_adapter() -> TypeAdapter[TrialRecord]:
+    """Built on first use, as `_results_adapter`."""
+    return TypeAdapter(TrialRecord)
 
 
 def validate_results(data: Any, source: str) -> None:
@@ -219,7 +228,7 @@ def validate_results(data: Any, source: str) -> None:
             of ..., found 'pased'`.
     """
     try:
-        _RESULTS.validate_python(data)
+        _results_adapter().validate_python(data)
     except ValidationError as exc:
         problems = [_located(error) for error in exc.errors()[:5]]
         more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
@@ -233,7 +242,7 @@ def validate_trial(data: Any, source: str) -> None:
         ConfigError: Located as `validate_results` does.
     """
     try:
-        _TRIAL.validate_python(data)
+        _trial_adapter().validate_python(data)
     except ValidationError as exc:
         problems = [_located(error) for error in exc.errors()[:5]]
         raise ConfigError(f"{source} is not a valid trial record: " + "; ".join(problems)) from None
@@ -248,4 +257,4 @@ def _located(error: Any) -> str:
 
 def results_json_schema() -> dict[str, Any]:
     """The JSON Schema of the results format (for editors and other tools)."""
-    return _RESULTS.json_schema()
+    return _results_adapter().json_schema()

@@ -27,7 +27,7 @@ from ruamel.yaml.error import YAMLError as RuamelError
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
 from proctor.suite._model import AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
-from proctor.suite._params import expand_params
+from proctor.suite._params import Expansion, uses_params
 from proctor.suite._policy import code_problems, judge_prompts, python_files, with_python_files
 from proctor.suite._scenario import scenario_simulate
 from proctor.suite._simulate import SimulateSpec, unsupported_seeds
@@ -330,7 +330,7 @@ def _load_file(path: Path, checks: CheckCatalog | None, trust: Trust | None, sim
         data = embabel_to_suite(data, path.stem)
         positions = {move(loc): at for loc, at in positions.items()}
         key_positions = {move(loc): at for loc, at in key_positions.items()}
-    expansion = expand_params(data, path, trust, positions, key_positions)  # `vars:` and `dataset:` rows
+    expansion = _expand(data, path, trust, positions, key_positions)  # `vars:` and `dataset:` rows
     data, positions, key_positions = expansion.data, expansion.positions, expansion.key_positions
     try:
         spec = SuiteFileSpec.model_validate(data, context={"checks": checks})
@@ -412,12 +412,28 @@ def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust 
         if source:
             fast = embabel_to_suite(fast, path.stem)
         if isinstance(fast, dict):
-            fast = expand_params(fast, path, trust).data  # `vars:` and `dataset:` rows
+            fast = _expand(fast, path, trust).data  # `vars:` and `dataset:` rows
             spec = SuiteFileSpec.model_validate(fast, context={"checks": checks})
             return _resolve(path, spec, {}, source, trust, checks, fail_fast=True), parsed
     except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
         pass
     return None, parsed
+
+
+def _expand(
+    data: Any,
+    path: Path,
+    trust: Trust | None,
+    positions: Mapping[Loc, tuple[int, int]] | None = None,
+    key_positions: Mapping[Loc, tuple[int, int]] | None = None,
+) -> Expansion:
+    """`proctor.suite._expander.expand_params`, loaded only for a document that declares parameters."""
+    if not uses_params(data):
+        return Expansion(data, dict(positions or {}), dict(key_positions or {}))
+    # must stay fast: Jinja and ruamel load only for a suite with `vars:` or `dataset:`
+    from proctor.suite._expander import expand_params
+
+    return expand_params(data, path, trust, positions, key_positions)
 
 
 def _read_text(path: Path) -> str:
