@@ -238,7 +238,7 @@ def test_the_judge_endpoints_userinfo_reaches_neither_clients_nor_logs(
             assert "pw-judge-planted" not in body
     assert '"status":"error"' in body.replace(" ", "") and "judge:***@127.0.0.1" in body  # the failure, masked
     logged = "\n".join(record.getMessage() for record in caplog.records)
-    assert "HTTP Request: POST http://judge:***@127.0.0.1" in logged  # httpx logged the call, masked
+    assert "HTTP Request: POST http://judge:***@127.0.0.1" in logged  # proctor.http logged the call, masked
     assert "pw-judge-planted" not in logged
 
 
