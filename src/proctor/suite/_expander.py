@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,24 +23,23 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelError
 
 from proctor.errors import SuiteError, SuiteIssue
-from proctor.suite._params import (
-    _FILE_LEVEL_SKIPPED,
-    _MARKERS,
-    _NAME,
-    _SINGLE,
-    _SINGLE_CASE_KEYS,
-    DATASET_SUFFIXES,
-    MAX_ROWS,
-    Expansion,
-    Loc,
-    Position,
-    Row,
-    uses_params,
-)
+from proctor.suite._params import Expansion, Loc, Position, Row, uses_params
 from proctor.suite._trust import FileRefError, Trust, read_named_text
 from proctor.suite._yaml import DuplicateKeyError, fast_load, prescan
 
-__all__ = ["expand_params"]
+__all__ = ["DATASET_SUFFIXES", "MAX_ROWS", "expand_params"]
+
+DATASET_SUFFIXES = (".csv", ".jsonl", ".json", ".yaml", ".yml")
+"""The dataset file formats, by suffix."""
+MAX_ROWS = 100_000
+"""Most rows one dataset may expand into."""
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MARKERS = ("{{", "{%", "{#")
+_SINGLE = re.compile(r"\{\{-?\s*((?:(?!\{\{|\}\}).)+?)\s*-?\}\}", re.DOTALL)
+_FILE_LEVEL_SKIPPED = frozenset({"judge", "state", "simulator", "version", "cases", "target", "vars", "dataset"})
+"""File-level keys never rendered with the suite's variables (`target` is rendered by its own rule)."""
+_SINGLE_CASE_KEYS = ("turns", "simulate", "script", "assert", "assertions", "expect", "description")
+"""What moves into the case when a single-case (Lobu layout) file has a `dataset:`."""
 
 
 def expand_params(

@@ -243,7 +243,7 @@ class JudgeSpec(_Strict):
 
 
 class DatasetSpec(_Strict):
-    """Where a parametrised case's rows come from (`proctor.suite._params`), in its long form."""
+    """Where a parametrised case's rows come from (`proctor.suite._expander`), in its long form."""
 
     path: str | None = None
     """A CSV, JSONL, JSON or YAML file, relative to the suite file."""

@@ -33,22 +33,10 @@ from typing import Any
 
 from proctor.errors import SuiteIssue
 
-__all__ = ["DATASET_SUFFIXES", "MAX_ROWS", "Expansion", "Row", "uses_params"]
+__all__ = ["Expansion", "Row", "uses_params"]
 
 Loc = tuple[str | int, ...]
 Position = tuple[int, int]
-
-DATASET_SUFFIXES = (".csv", ".jsonl", ".json", ".yaml", ".yml")
-"""The dataset file formats, by suffix."""
-MAX_ROWS = 100_000
-"""Most rows one dataset may expand into."""
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_MARKERS = ("{{", "{%", "{#")
-_SINGLE = re.compile(r"\{\{-?\s*((?:(?!\{\{|\}\}).)+?)\s*-?\}\}", re.DOTALL)
-_FILE_LEVEL_SKIPPED = frozenset({"judge", "state", "simulator", "version", "cases", "target", "vars", "dataset"})
-"""File-level keys never rendered with the suite's variables (`target` is rendered by its own rule)."""
-_SINGLE_CASE_KEYS = ("turns", "simulate", "script", "assert", "assertions", "expect", "description")
-"""What moves into the case when a single-case (Lobu layout) file has a `dataset:`."""
 
 
 @dataclass(frozen=True, slots=True)
