@@ -38,6 +38,7 @@ def serve_built(build: Callable[[str], Any], *, lifespan: str = "off") -> Iterat
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         build(f"http://127.0.0.1:{port}"),
+        loop="asyncio",  # not uvloop (the serve extra's): the apps under test leave their clients to the GC
         log_level="warning",
         lifespan=lifespan,
         ws="none",

@@ -18,19 +18,27 @@ from proctor.service._server import OneWriteHttpToolsProtocol, server_config
 from service.events import SEED_EARLY_EXIT
 
 
+class CountingTransport:
+    """A transport that counts the writes reaching it, then passes them on (uvloop's `write` cannot be patched)."""
+
+    def __init__(self, transport: asyncio.Transport, writes: list[int]) -> None:
+        self._transport = transport
+        self._writes = writes
+
+    def write(self, data: Any) -> None:
+        self._writes.append(len(data))
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 def counting(protocol: type[HttpToolsProtocol], writes: list[int]) -> type[HttpToolsProtocol]:
     """`protocol`, counting the writes that reach each connection's real transport."""
 
     class Counting(protocol):  # type: ignore[misc,valid-type]
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            write = transport.write
-
-            def counted(data: Any) -> None:
-                writes.append(len(data))
-                write(data)
-
-            transport.write = counted  # type: ignore[method-assign]
-            super().connection_made(transport)
+            super().connection_made(CountingTransport(transport, writes))  # type: ignore[arg-type]
 
     return Counting
 
