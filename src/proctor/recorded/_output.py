@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import orjson
+
 from proctor.recorded._readers import DatasetError, iter_json_array
 
 __all__ = ["OutputFormat", "ScoreWriter", "output_format", "read_scored", "row_complete"]
@@ -31,6 +33,18 @@ OutputFormat = Literal["csv", "jsonl", "json"]
 ID_FIELDS = ("user_id", "task_id", "turn_id", "agent_name")
 _SCORE_KEYS = ("status", "score", "raw_score", "reason")
 _FLUSH_EVERY = 0.2
+
+
+def _encoded(row: dict[str, Any]) -> str:
+    """`row` as compact JSON text; values JSON has no form for are written as their `str()`.
+
+    orjson (~10x faster than `json.dumps` per row); the standard library where orjson refuses a value (a
+    non-string key, an integer beyond 64 bits, a lone surrogate). NaN and infinities become `null`.
+    """
+    try:
+        return orjson.dumps(row, default=str).decode()
+    except TypeError:
+        return json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":"))
 
 
 def output_format(path: Path) -> OutputFormat:
@@ -116,9 +130,9 @@ class ScoreWriter:
     def write(self, row: dict[str, Any]) -> None:
         """Append one scored row (flushed within 0.2 s)."""
         if self.format == "jsonl":
-            self._write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            self._write(_encoded(row) + "\n")
         elif self.format == "json":
-            self._write(("," if self.rows else "") + "\n" + json.dumps(row, ensure_ascii=False, default=str))
+            self._write(("," if self.rows else "") + "\n" + _encoded(row))
         else:
             self._csv.writerow(_flatten(row, self.scorers))
         self.rows += 1
