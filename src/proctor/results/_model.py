@@ -379,6 +379,13 @@ class RunResult:
         """Return the versioned JSON form (a serialisation of the fields and `summary`; nothing computed)."""
         return {**self._head(), "cases": [c.to_dict(self.k) for c in self.cases]}
 
+    def parts(self) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[dict[str, Any]]]]]:
+        """`to_dict()` in pieces, without building it: the fields before the cases, and each case's fields
+        before its trials with its trials' JSON (what the history store reads; the dicts are shared, do not
+        change them)."""
+        k = self.k
+        return self._head(), [(c.aggregate_fields(k), [t.to_dict() for t in c._ordered()]) for c in self.cases]
+
     def to_json(self) -> bytes:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""
         return b"".join(self.json_chunks())
