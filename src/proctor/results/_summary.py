@@ -125,9 +125,7 @@ class RunSummary:
         return cls.from_parts(data, case_parts(data), path)
 
     @classmethod
-    def from_parts(
-        cls, head: dict[str, Any], cases: Sequence[CaseParts], path: Path | str | None = None
-    ) -> RunSummary:
+    def from_parts(cls, head: dict[str, Any], cases: Sequence[CaseParts], path: Path | str | None = None) -> RunSummary:
         """Summarise a run from its JSON form's fields before the cases and each case's (see `case_parts`).
 
         The same figures as `from_data`, for a caller that has the pieces but not the whole JSON (a run

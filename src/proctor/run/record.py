@@ -53,8 +53,10 @@ class RunOutcome:
 
     @property
     def data(self) -> dict[str, Any]:
-        """Its JSON form: what was written (`result.to_dict()`, made on first use: a `proctor run` that
-        writes its results file and history does not need it, and at 5,000 cases it costs ~4 µs a case)."""
+        """Its JSON form: what was written (`result.to_dict()`).
+
+        Made on first use: a `proctor run` that writes its results file and history does not need it.
+        """
         if self._data is None:
             self._data = self.result.to_dict()
         return self._data
