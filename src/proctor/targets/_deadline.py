@@ -32,10 +32,12 @@ def _cancel_scope() -> anyio.CancelScope:
     """`anyio.CancelScope()`, without asking sniffio which event loop runs when that is plainly asyncio.
 
     `anyio.CancelScope()` asks sniffio for the running library on every call (~2 µs here, once per turn).
-    sniffio answers asyncio whenever no other library declared itself in its thread-local or its context
-    variable: then the scope is the asyncio backend's class, learnt from the first scope anyio made.
+    sniffio answers with its thread-local, else its context variable (`anyio.run` sets it), else asyncio
+    when an asyncio task runs: when that answer is asyncio, the scope is the asyncio backend's class,
+    learnt from the first scope anyio made.
     """
-    if _scope_class and sniffio.thread_local.name is None and sniffio.current_async_library_cvar.get() is None:
+    declared = sniffio.thread_local.name or sniffio.current_async_library_cvar.get()
+    if _scope_class and declared in (None, "asyncio"):
         return _scope_class[0]()
     scope = anyio.CancelScope()
     if not _scope_class and sniffio.current_async_library() == "asyncio":
