@@ -82,6 +82,7 @@ class Recorder:
     ) -> None:
         self.plan = plan
         self.history = history
+        keys = [case_key(c) for c in plan.cases]  # each case's key, made once
         self.result = RunResult(
             run_id=plan.run_id,
             started_at=plan.started_at,
@@ -94,16 +95,16 @@ class Recorder:
                     str(c.file),
                     list(c.tags),
                     c.scoring.min_pass_rate,
-                    plan.kept[case_key(c)],
+                    plan.kept[key],
                     c.description,
                 )
-                for c in plan.cases
+                for c, key in zip(plan.cases, keys, strict=True)
             ],
             seed=seed,
             planned_trials=sum(c.trials for c in plan.cases),
             k=k,
         )
-        self._by_key = {case_key(c): r for c, r in zip(plan.cases, self.result.cases, strict=True)}
+        self._by_key = dict(zip(keys, self.result.cases, strict=True))
         self.journal = self._open_journal(seed) if write else None
 
     def _open_journal(self, seed: int | None) -> Journal:
@@ -125,9 +126,9 @@ class Recorder:
                     journal.record(case.name, str(case.file), trial)
         return journal
 
-    def record(self, case: Case, trial: TrialResult) -> None:
-        """Add a finished trial (journaled at once)."""
-        self._by_key[case_key(case)].trials.append(trial)
+    def record(self, case: Case, trial: TrialResult, key: str | None = None) -> None:
+        """Add a finished trial (journaled at once); `key` is the case's `case_key`, when the caller has it."""
+        self._by_key[case_key(case) if key is None else key].trials.append(trial)
         if self.journal is not None:
             self.journal.record(case.name, str(case.file), trial)
 
