@@ -408,19 +408,9 @@ def _rows(run: int | None, cases: Sequence[CaseParts]) -> tuple[list[tuple[Any, 
             (case.get("tokens") or {}).get("total", 0),
             known_cost(case.get("costs")),
         )
-        for trial in trials:
-            number = trial["trial"]
+        for number, status, score, duration_ms, tokens, costs, _ in trials:
             trial_rows.pop((key, number), None)
-            trial_rows[key, number] = (
-                run,
-                key,
-                number,
-                trial["status"],
-                trial.get("score"),
-                trial.get("duration_ms"),
-                (trial.get("tokens") or {}).get("total", 0),
-                known_cost(trial.get("costs")),
-            )
+            trial_rows[key, number] = (run, key, number, status, score, duration_ms, tokens, known_cost(costs))
     return list(case_rows.values()), list(trial_rows.values())
 
 

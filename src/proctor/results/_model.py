@@ -32,6 +32,7 @@ __all__ = [
     "TRIAL_STATUSES",
     "CaseResult",
     "RunResult",
+    "TrialFigures",
     "TrialResult",
     "case_statistics",
     "run_statistics",
@@ -40,6 +41,10 @@ __all__ = [
 
 RESULTS_VERSION = 1
 """Version of the results JSON format."""
+
+TrialFigures = tuple[int, str, float | None, float | None, int, dict[str, Any] | None, list[float]]
+"""A trial's number, status, score, duration (ms), agent tokens, costs by role and reply latencies (ms),
+as its JSON form has them: what the history store keeps (`TrialResult.figures`, `_summary.trial_figures`)."""
 
 
 @dataclass(slots=True)
@@ -165,11 +170,29 @@ class TrialResult:
         return self._json
 
     def to_json(self) -> bytes:
-        """Return the JSON form encoded (compact UTF-8; encoded once, for the journal and the results file)."""
+        """Return the JSON form encoded (compact UTF-8; encoded once, for the journal and the results file).
+
+        The dict it is encoded from is not kept (unless `to_dict` made it): ~3 KB a trial that a run
+        writing its files never reads again (the history takes `figures`).
+        """
         if self._bytes is None:
+            data = self._json if self._json is not None else self._build_dict()
             # A copy: the bytes orjson returns keep its whole output buffer (~6 KB for a 0.7 KB trial)
-            self._bytes = memoryview(dumps(self.to_dict())).tobytes()
+            self._bytes = memoryview(dumps(data)).tobytes()
         return self._bytes
+
+    def figures(self) -> TrialFigures:
+        """What the history store keeps of the trial, as its JSON form has it (see `TrialFigures`)."""
+        usage = self.usage
+        return (
+            self.trial,
+            self.status,
+            None if self.score is None else _round(self.score),
+            _round(self.duration_ms, 3),
+            usage.prompt_tokens + usage.completion_tokens,
+            self.costs(),
+            [round(m.latency_ms, 3) for m in self.turns if m.role == "assistant" and m.latency_ms is not None],
+        )
 
     def _build_dict(self) -> dict[str, Any]:
         out = {
@@ -399,14 +422,14 @@ class RunResult:
         """Return the versioned JSON form (a serialisation of the fields and `summary`; nothing computed)."""
         return {**self._head(), "cases": [c.to_dict(self.k) for c in self.cases]}
 
-    def parts(self) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[dict[str, Any]]]]]:
-        """`to_dict()` in pieces, without building it.
+    def parts(self) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[TrialFigures]]]]:
+        """What the history store reads of `to_dict()`, without building it.
 
-        The fields before the cases, and each case's fields before its trials with its trials' JSON: what
-        the history store reads (the dicts are shared: do not change them).
+        The fields before the cases, and each case's fields before its trials with its trials' `figures`
+        (the dicts are shared: do not change them).
         """
         k = self.k
-        return self._head(), [(c.aggregate_fields(k), [t.to_dict() for t in c._ordered()]) for c in self.cases]
+        return self._head(), [(c.aggregate_fields(k), [t.figures() for t in c._ordered()]) for c in self.cases]
 
     def to_json(self) -> bytes:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""

@@ -14,7 +14,7 @@ from typing import Any
 from proctor.errors import ConfigError
 from proctor.results._format import validate_results
 from proctor.results._json import JSONDecodeError, loads
-from proctor.results._model import RESULTS_VERSION, with_k
+from proctor.results._model import RESULTS_VERSION, TrialFigures, with_k
 from proctor.results._stats import wilson_interval
 from proctor.scoring import percentile
 
@@ -134,7 +134,7 @@ class RunSummary:
         summary = head.get("summary") or {}
         trials = summary.get("trials") or {}
         scores = [c["avg_score"] for c, _ in cases if c.get("avg_score") is not None]
-        latencies = [lat for _, runs in cases for t in runs for lat in turn_latencies(t)]
+        latencies = [lat for _, runs in cases for t in runs for lat in t[6]]
         p50 = percentile(latencies, 50)
         return cls(
             run_id=head["run_id"],
@@ -162,13 +162,26 @@ class RunSummary:
         )
 
 
-CaseParts = tuple[dict[str, Any], Sequence[dict[str, Any]]]
-"""A case of a results JSON as its fields (the trials may be among them, unread) and its trials' JSON."""
+CaseParts = tuple[dict[str, Any], Sequence[TrialFigures]]
+"""A case of a results JSON as its fields (the trials may be among them, unread) and its trials' figures."""
+
+
+def trial_figures(trial: dict[str, Any]) -> TrialFigures:
+    """`TrialFigures` of a trial's JSON form (what `TrialResult.figures` gives of the trial it was written from)."""
+    return (
+        trial["trial"],
+        trial["status"],
+        trial.get("score"),
+        trial.get("duration_ms"),
+        (trial.get("tokens") or {}).get("total", 0),
+        trial.get("costs"),
+        turn_latencies(trial),
+    )
 
 
 def case_parts(data: dict[str, Any]) -> list[CaseParts]:
     """The cases of a results JSON as `CaseParts`."""
-    return [(case, case.get("trials") or []) for case in data["cases"]]
+    return [(case, [trial_figures(t) for t in case.get("trials") or []]) for case in data["cases"]]
 
 
 @dataclass(frozen=True, slots=True)
