@@ -299,19 +299,20 @@ class CaseResult:
 
     def _summarized(self, k: int | None) -> tuple[tuple[int, int | None], CaseAggregate, dict[str, Any]]:
         """The aggregate and the JSON fields before the trials, computed once per trial count and k."""
-        key = (len(self.trials), k)
-        if self._aggregate is None or self._aggregate[0] != key:
-            aggregate = aggregate_case(self._ordered(), min_pass_rate=self.min_pass_rate, k=k)
-            head = {
-                "name": self.name,
-                "suite": self.suite,
-                "file": self.file,
-                "description": self.description,
-                "tags": self.tags,
-                **aggregate.to_dict(),
-                "min_pass_rate": self.min_pass_rate,
-            }
-            self._aggregate = (key, aggregate, head)
+        cached = self._aggregate
+        if cached is not None and cached[0][0] == len(self.trials) and cached[0][1] == k:
+            return cached  # read five times a case (summary, results file, history, --ci, exit code)
+        aggregate = aggregate_case(self._ordered(), min_pass_rate=self.min_pass_rate, k=k)
+        head = {
+            "name": self.name,
+            "suite": self.suite,
+            "file": self.file,
+            "description": self.description,
+            "tags": self.tags,
+            **aggregate.to_dict(),
+            "min_pass_rate": self.min_pass_rate,
+        }
+        self._aggregate = ((len(self.trials), k), aggregate, head)
         return self._aggregate
 
     def _ordered(self) -> list[TrialResult]:

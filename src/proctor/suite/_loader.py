@@ -776,7 +776,7 @@ def _resolve(
         line, col = positions.get(("seeds",), (None, None))
         issues.append(SuiteIssue(str(path), line, col, "seeds", problem))
     file_rubric = rubric(spec.rubric, ("rubric",))
-    file_setups = setups(spec.setups, ("setups",))
+    file_setups = tuple(setups(spec.setups, ("setups",)))
     state = _state(spec.state, path, setups, trust, report)
     case_specs: list[tuple[CaseSpec, Loc]]
     if spec.cases is not None:
@@ -815,10 +815,13 @@ def _resolve(
                         *case.assertions,
                         *_journey(case.expect or spec.expect),
                     ),
-                    setups=(*file_setups, *setups(case.setups, (*loc, "setups"))),  # the file's run first
+                    # the file's setups run first (a case without any of its own shares the file's tuple)
+                    setups=(*file_setups, *setups(case.setups, (*loc, "setups"))) if case.setups else file_setups,
                     state=state,
                     simulate=scenario_simulate(
-                        _simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt"))),
+                        _simulate(case.simulate, path, trust, _reporter(report, (*loc, "simulate", "prompt")))
+                        if case.simulate is not None
+                        else None,
                         case.script,
                     ),
                     simulator=spec.simulator,
