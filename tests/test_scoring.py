@@ -140,6 +140,16 @@ def test_percentile() -> None:
     assert percentile([float(i) for i in range(1, 101)], 95) == pytest.approx(95.05)
 
 
+@pytest.mark.parametrize("value", [0.0, -0.0, 1.5, 3, 1e308, math.inf, -math.inf, math.nan])
+@pytest.mark.parametrize("q", [0, 50, 95, 100])
+def test_the_percentile_of_one_value_is_the_interpolation_s_to_the_bit(value: float, q: float) -> None:
+    """One value takes a shorter path: the same result as the interpolation (a -0.0 or an int included)."""
+    position = 0 * q / 100
+    low = math.floor(position)
+    interpolated = value + (value - value) * (position - low)
+    assert repr(percentile([value], q)) == repr(interpolated)
+
+
 def test_pass_statistics_for_a_chosen_k() -> None:
     statuses = ["passed", "failed", "passed", "error", "passed", "failed", "skipped"]  # n = 5 scored, c = 3
     two = pass_statistics(statuses, 2)

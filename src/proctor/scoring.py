@@ -364,6 +364,9 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     """The q-th percentile (0..100) by linear interpolation; `None` for no values."""
     if not values:
         return None
+    if len(values) == 1:  # what the interpolation below gives for one value (~3x sooner: most cases have one)
+        value = values[0]
+        return value + (value - value) * 0.0
     ordered = sorted(values)
     position = (len(ordered) - 1) * q / 100
     low = math.floor(position)

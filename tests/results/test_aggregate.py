@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 from hypothesis import given, settings
@@ -134,6 +135,7 @@ def _reference_fields(trials: list[TrialResult], *, min_pass_rate: float, k: int
     }
 
 
+_FIELDS = [f.name for f in fields(TrialResult) if not f.name.startswith("_")]
 _SCORES = st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.0, 0.5, 1 / 3, 0.8000004]), st.integers(0, 1))
 _LATENCIES = st.lists(st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False)), max_size=3)
 _COSTS = st.one_of(st.none(), st.sampled_from([0.0, 1e-9, 0.000123456789, 2.5, 3]))
@@ -178,3 +180,11 @@ def test_case_aggregates_are_those_of_the_reference_computation(
     case = CaseResult("c", "s", "s.yaml", [], min_pass_rate, list(trials))
     assert case.summarize(k) is case.summarize(k)  # computed once
     assert json.loads(case.to_json(k)) == json.loads(json.dumps(case.to_dict(k)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(_trials(1))
+def test_a_scripted_trials_costs_are_those_of_the_general_count(trial: TrialResult) -> None:
+    """A trial without simulated arms counts its costs on a shorter path: the same values, to the bit."""
+    general = TrialResult(**{**{f: getattr(trial, f) for f in _FIELDS}, "simulation": {}})  # no arms: the general path
+    assert json.dumps(trial.costs()) == json.dumps(general.costs())

@@ -48,3 +48,21 @@ def test_write_output_picks_junit_for_xml(tmp_path: Path) -> None:
     write_output(tmp_path / "out.xml", run)
     text = (tmp_path / "out.xml").read_text()
     assert '<error message="boom"' in text and 'errors="1"' in text and 'failures="0"' in text
+
+
+def test_the_run_s_json_is_made_only_when_the_output_needs_it(tmp_path: Path) -> None:
+    run = {"run_id": "r", "cases": []}
+    made: list[None] = []
+
+    def make() -> dict[str, object]:
+        made.append(None)
+        return run
+
+    written = tmp_path / "r.json"
+    write_json(written, run)
+    write_output(tmp_path / "copy.json", make, written=written)  # a copy of the written file
+    assert not made and (tmp_path / "copy.json").read_bytes() == written.read_bytes()
+    write_output(tmp_path / "fresh.json", make)  # nothing written: serialised from the JSON
+    assert len(made) == 1 and (tmp_path / "fresh.json").read_bytes() == written.read_bytes()
+    write_output(tmp_path / "out.xml", make, written=written)
+    assert len(made) == 2 and (tmp_path / "out.xml").exists()

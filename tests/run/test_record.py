@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from proctor.checks import registry
-from proctor.results import load_run, read_previous_trials
+from proctor.results import HistoryStore, load_run, read_previous_trials
 from proctor.run import RunOptions, run_sync
 from proctor.suite import load_suites
 
@@ -140,3 +141,32 @@ def test_a_killed_run_loses_no_journaled_trial_and_resumes(tmp_path: Path) -> No
     summary = json.loads(resumed.stdout)
     assert summary["status"] == "complete" and summary["summary"]["trials"]["run"] == 7
     assert not journal.exists() and Path(summary["results_file"]).exists()
+
+
+def test_the_history_rows_of_a_run_are_those_of_its_results_file(tmp_path: Path) -> None:
+    """The run is indexed from its `RunResult` (no JSON built): the rows indexing the written file gives."""
+    (tmp_path / "mixed.yaml").write_text(MIXED, encoding="utf-8")
+    (tmp_path / "flaky.yaml").write_text(FLAKY, encoding="utf-8")
+    suites = load_suites([tmp_path], registry)
+    store = tmp_path / "history.db"
+    outcome = run_sync(suites, RunOptions(model="m", seed=3, results_dir=tmp_path / "out", history=store))
+    assert outcome.path is not None
+    with HistoryStore(tmp_path / "again.db") as again:
+        again.add(outcome.path)  # read back from the file
+    assert _rows(store) == _rows(tmp_path / "again.db")
+    assert len(_rows(store)["trials"]) == 3 + 1 + 1 + 4 + 1
+
+
+def _rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    db = sqlite3.connect(path)
+    try:
+        runs = db.execute("SELECT * FROM runs").fetchall()
+        columns = [d[0] for d in db.execute("SELECT * FROM runs").description]
+        kept = [i for i, name in enumerate(columns) if name not in ("id", "indexed_at")]
+        return {
+            "runs": [tuple(row[i] for i in kept) for row in runs],
+            "cases": db.execute("SELECT * FROM cases ORDER BY rowid").fetchall(),
+            "trials": db.execute("SELECT * FROM trials ORDER BY rowid").fetchall(),
+        }
+    finally:
+        db.close()

@@ -237,3 +237,11 @@ def test_a_directory_with_no_suite_says_what_a_suite_is(tmp_path: Path) -> None:
     write(tmp_path, "ci.yml", "on: push\n")
     with pytest.raises(SuiteError, match="no suite files found \\(YAML files with 'cases:' or 'turns:'"):
         load_suites([tmp_path], registry)
+
+
+def test_a_go_judges_file_is_passed_over_in_a_folder_and_an_error_when_named(tmp_path: Path) -> None:
+    write(tmp_path, "suite.yaml", "target: python:agent:respond\ncases:\n  - {name: a, turns: [{content: hi}]}\n")
+    judges = write(tmp_path, "configs/judges.yaml", "judges:\n  evaluators:\n    - {name: tone}\n")
+    assert [s.path.name for s in load_suites([tmp_path], registry)] == ["suite.yaml"]  # passed over
+    with pytest.raises(SuiteError, match="Go Eval Agent judges configuration"):
+        load_suites([judges], registry)

@@ -8,8 +8,9 @@ from typing import Any
 
 import anyio
 import pytest
+import sniffio
 
-from proctor.targets._deadline import within
+from proctor.targets._deadline import _cancel_scope, within
 
 pytestmark = pytest.mark.anyio
 
@@ -110,3 +111,30 @@ async def test_an_inner_timeout_does_not_leak_into_the_caller() -> None:
         await within(hangs(), 0.05)
     await anyio.sleep(0.01)  # the caller's scope is not cancelled afterwards
     assert await within(sleeps(0.01), 5) == "slept"
+
+
+async def test_the_scope_is_the_one_anyio_makes_and_each_call_gets_its_own() -> None:
+    first, second = _cancel_scope(), _cancel_scope()
+    assert type(first) is type(anyio.CancelScope()) and first is not second
+    assert await within(at_once(), 5) == "done"  # after the class is known: the same behaviour
+    with pytest.raises(TimeoutError):
+        await within(hangs(), 0.05)
+
+
+async def test_a_library_that_declares_itself_is_asked_through_anyio(monkeypatch: pytest.MonkeyPatch) -> None:
+    scope_class = type(_cancel_scope())  # the asyncio class is known from here on
+    asked: list[None] = []
+
+    def new(cls: type[anyio.CancelScope], **kwargs: Any) -> anyio.CancelScope:
+        asked.append(None)
+        return scope_class()
+
+    monkeypatch.setattr(anyio.CancelScope, "__new__", new)
+    assert await within(at_once(), 5) == "done"
+    assert not asked  # asyncio (declared by anyio.run, or found running): the remembered class
+    token = sniffio.current_async_library_cvar.set("trio")  # what trio (or trio-asyncio) declares
+    try:
+        assert await within(at_once(), 5) == "done"
+    finally:
+        sniffio.current_async_library_cvar.reset(token)
+    assert asked  # not the remembered class: anyio chose

@@ -407,7 +407,7 @@ def run_command(
     if output is not None:
         from proctor.results import write_output
 
-        write_output(output, outcome.data, written=outcome.path)
+        write_output(output, lambda: outcome.data, written=outcome.path)  # a copy of the file: no JSON made
     fail_on_skipped = ci and not allow_skipped
     if ci or as_json:
         typer.echo(summary_text(result, outcome.path, fail_on_skipped=fail_on_skipped))

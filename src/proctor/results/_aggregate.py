@@ -428,8 +428,8 @@ def aggregate_run(
         trial_pass_rate_ci=wilson_interval(passed_trials, passed_trials + failed_trials),
         checks=checks,
         skipped_check_reasons=tuple(sorted(skipped_reasons)),
-        tokens=sum((c.tokens for c in cases), Usage()),
-        retries=sum(c.retries for c in cases),
+        tokens=Usage(sum([c.tokens.prompt_tokens for c in cases]), sum([c.tokens.completion_tokens for c in cases])),
+        retries=sum([c.retries for c in cases]),
         costs=sum_costs(c.costs for c in cases),
     )
 

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,10 +21,13 @@ from types import TracebackType
 from typing import Any
 
 from proctor.errors import ConfigError, SuiteError
+from proctor.results._model import RunResult
 from proctor.results._summary import (
+    CaseParts,
     RunSummary,
     StoredCase,
     case_identity,
+    case_parts,
     known_cost,
     load_run,
 )
@@ -205,23 +208,25 @@ class HistoryStore:
 
     # writing
 
-    def add(self, path: Path, data: dict[str, Any] | None = None) -> RunSummary:
+    def add(self, path: Path, data: dict[str, Any] | RunResult | None = None) -> RunSummary:
         """Index a run's results file (re-indexing replaces what the store had for that file).
 
         Args:
             path: The results JSON.
-            data: Its content, when the caller has it already (no re-read).
+            data: Its content, when the caller has it already (no re-read): the JSON, or the `RunResult`
+                it was written from (read through `RunResult.parts`, without building the JSON).
         """
         if data is None:
             data = load_run(path)
+        head, cases = data.parts() if isinstance(data, RunResult) else (data, case_parts(data))
         resolved = path.resolve()
-        summary = RunSummary.from_data(data, resolved)
+        summary = RunSummary.from_parts(head, cases, resolved)
         stat = resolved.stat()
         row = asdict(summary)
         columns = [*_RUN_FIELDS, "results_version", "file_mtime_ns", "file_size", "indexed_at"]
         values = [
             *(row[name] for name in _RUN_FIELDS),
-            data.get("version"),
+            head.get("version"),
             stat.st_mtime_ns,
             stat.st_size,
             datetime.now(UTC).isoformat(timespec="seconds"),
@@ -232,7 +237,7 @@ class HistoryStore:
                 f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
             )
             run = cursor.lastrowid
-            case_rows, trial_rows = _rows(run, data["cases"])
+            case_rows, trial_rows = _rows(run, cases)
             # Plain INSERT (~20 % less SQLite time than INSERT OR REPLACE): the run is new, and `_rows`
             # already kept only the last of two rows with one key, as REPLACE would have.
             self._db.executemany("INSERT INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", case_rows)
@@ -378,12 +383,12 @@ class HistoryStore:
         return iter(self._select())
 
 
-def _rows(run: int | None, cases: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def _rows(run: int | None, cases: Sequence[CaseParts]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """A run's `cases` and `trials` rows; of two rows with one key the last, placed last (as REPLACE does)."""
     case_rows: dict[str, tuple[Any, ...]] = {}
     trial_rows: dict[tuple[str, Any], tuple[Any, ...]] = {}
     encoded: dict[tuple[str, ...], str] = {}  # cases mostly share their tags: encode each set once
-    for case in cases:
+    for case, trials in cases:
         key = case_identity(case)
         tags = tuple(case.get("tags") or ())
         if tags not in encoded:
@@ -403,19 +408,9 @@ def _rows(run: int | None, cases: list[dict[str, Any]]) -> tuple[list[tuple[Any,
             (case.get("tokens") or {}).get("total", 0),
             known_cost(case.get("costs")),
         )
-        for trial in case.get("trials") or []:
-            number = trial["trial"]
+        for number, status, score, duration_ms, tokens, costs, _ in trials:
             trial_rows.pop((key, number), None)
-            trial_rows[key, number] = (
-                run,
-                key,
-                number,
-                trial["status"],
-                trial.get("score"),
-                trial.get("duration_ms"),
-                (trial.get("tokens") or {}).get("total", 0),
-                known_cost(trial.get("costs")),
-            )
+            trial_rows[key, number] = (run, key, number, status, score, duration_ms, tokens, known_cost(costs))
     return list(case_rows.values()), list(trial_rows.values())
 
 
@@ -423,16 +418,18 @@ def _cases(count: int) -> str:
     return f"{count} case" if count == 1 else f"{count} cases"
 
 
-def index_run(history: Path, results_file: Path, data: dict[str, Any]) -> bool:
+def index_run(history: Path, results_file: Path, data: dict[str, Any] | RunResult) -> bool:
     """Index a finished run in the store at `history`; a store that cannot be written is logged, not raised.
 
     The results file is already written when this runs, so a locked or read-only store must not turn a
-    complete run into a failure. Returns whether the run was indexed.
+    complete run into a failure. `data` is the file's JSON or the `RunResult` it was written from.
+    Returns whether the run was indexed.
     """
     try:
         with HistoryStore(history) as store:
             store.add(results_file, data)
     except (ConfigError, OSError, sqlite3.Error) as exc:
-        _log.warning("run %s not added to the history %s: %s", data.get("run_id"), history, exc)
+        run_id = data.run_id if isinstance(data, RunResult) else data.get("run_id")
+        _log.warning("run %s not added to the history %s: %s", run_id, history, exc)
         return False
     return True

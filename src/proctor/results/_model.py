@@ -32,6 +32,7 @@ __all__ = [
     "TRIAL_STATUSES",
     "CaseResult",
     "RunResult",
+    "TrialFigures",
     "TrialResult",
     "case_statistics",
     "run_statistics",
@@ -40,6 +41,10 @@ __all__ = [
 
 RESULTS_VERSION = 1
 """Version of the results JSON format."""
+
+TrialFigures = tuple[int, str, float | None, float | None, int, dict[str, Any] | None, list[float]]
+"""A trial's number, status, score, duration (ms), agent tokens, costs by role and reply latencies (ms),
+as its JSON form has them: what the history store keeps (`TrialResult.figures`, `_summary.trial_figures`)."""
 
 
 @dataclass(slots=True)
@@ -107,6 +112,8 @@ class TrialResult:
         return self._costs
 
     def _count_costs(self) -> dict[str, RoleCosts]:
+        if self.simulation is None:
+            return self._count_scripted_costs()
         arms = list((self.simulation or {}).get("arms", {}).values())
         details = [c.get("details") or {} for arm in arms for c in arm.get("checks") or []] if arms else None
         judge = zero_costs()
@@ -134,6 +141,24 @@ class TrialResult:
             )
         return {"agent": agent, "judge": judge, "simulator": simulator}
 
+    def _count_scripted_costs(self) -> dict[str, RoleCosts]:
+        """`_count_costs` of a trial without simulated arms (what it computes, ~2x sooner: W2's every trial)."""
+        judge = zero_costs()
+        for check in self.checks:
+            details = check.details
+            call = details.get("judge") if details else None
+            if call:
+                add_costs(judge, _call_costs(call))
+        usage, cost = self.usage, self.agent_cost_usd
+        agent: RoleCosts = {
+            "calls": 0 + sum(1 for m in self.turns if m.role == "assistant"),
+            "cached_calls": 0,
+            "prompt": 0 + usage.prompt_tokens,
+            "completion": 0 + usage.completion_tokens,
+            "cost_usd": None if cost is None else round(0.0 + cost, 8),
+        }
+        return {"agent": agent, "judge": judge}
+
     def latencies(self) -> list[float]:
         """Latency of each assistant reply, in ms."""
         return [m.latency_ms for m in self.turns if m.role == "assistant" and m.latency_ms is not None]
@@ -145,11 +170,29 @@ class TrialResult:
         return self._json
 
     def to_json(self) -> bytes:
-        """Return the JSON form encoded (compact UTF-8; encoded once, for the journal and the results file)."""
+        """Return the JSON form encoded (compact UTF-8; encoded once, for the journal and the results file).
+
+        The dict it is encoded from is not kept (unless `to_dict` made it): ~3 KB a trial that a run
+        writing its files never reads again (the history takes `figures`).
+        """
         if self._bytes is None:
+            data = self._json if self._json is not None else self._build_dict()
             # A copy: the bytes orjson returns keep its whole output buffer (~6 KB for a 0.7 KB trial)
-            self._bytes = memoryview(dumps(self.to_dict())).tobytes()
+            self._bytes = memoryview(dumps(data)).tobytes()
         return self._bytes
+
+    def figures(self) -> TrialFigures:
+        """What the history store keeps of the trial, as its JSON form has it (see `TrialFigures`)."""
+        usage = self.usage
+        return (
+            self.trial,
+            self.status,
+            None if self.score is None else _round(self.score),
+            _round(self.duration_ms, 3),
+            usage.prompt_tokens + usage.completion_tokens,
+            self.costs(),
+            [round(m.latency_ms, 3) for m in self.turns if m.role == "assistant" and m.latency_ms is not None],
+        )
 
     def _build_dict(self) -> dict[str, Any]:
         out = {
@@ -256,19 +299,20 @@ class CaseResult:
 
     def _summarized(self, k: int | None) -> tuple[tuple[int, int | None], CaseAggregate, dict[str, Any]]:
         """The aggregate and the JSON fields before the trials, computed once per trial count and k."""
-        key = (len(self.trials), k)
-        if self._aggregate is None or self._aggregate[0] != key:
-            aggregate = aggregate_case(self._ordered(), min_pass_rate=self.min_pass_rate, k=k)
-            head = {
-                "name": self.name,
-                "suite": self.suite,
-                "file": self.file,
-                "description": self.description,
-                "tags": self.tags,
-                **aggregate.to_dict(),
-                "min_pass_rate": self.min_pass_rate,
-            }
-            self._aggregate = (key, aggregate, head)
+        cached = self._aggregate
+        if cached is not None and cached[0][0] == len(self.trials) and cached[0][1] == k:
+            return cached  # read five times a case (summary, results file, history, --ci, exit code)
+        aggregate = aggregate_case(self._ordered(), min_pass_rate=self.min_pass_rate, k=k)
+        head = {
+            "name": self.name,
+            "suite": self.suite,
+            "file": self.file,
+            "description": self.description,
+            "tags": self.tags,
+            **aggregate.to_dict(),
+            "min_pass_rate": self.min_pass_rate,
+        }
+        self._aggregate = ((len(self.trials), k), aggregate, head)
         return self._aggregate
 
     def _ordered(self) -> list[TrialResult]:
@@ -378,6 +422,15 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON form (a serialisation of the fields and `summary`; nothing computed)."""
         return {**self._head(), "cases": [c.to_dict(self.k) for c in self.cases]}
+
+    def parts(self) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[TrialFigures]]]]:
+        """What the history store reads of `to_dict()`, without building it.
+
+        The fields before the cases, and each case's fields before its trials with its trials' `figures`
+        (the dicts are shared: do not change them).
+        """
+        k = self.k
+        return self._head(), [(c.aggregate_fields(k), [t.figures() for t in c._ordered()]) for c in self.cases]
 
     def to_json(self) -> bytes:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""

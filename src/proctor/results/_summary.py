@@ -14,7 +14,7 @@ from typing import Any
 from proctor.errors import ConfigError
 from proctor.results._format import validate_results
 from proctor.results._json import JSONDecodeError, loads
-from proctor.results._model import RESULTS_VERSION, with_k
+from proctor.results._model import RESULTS_VERSION, TrialFigures, with_k
 from proctor.results._stats import wilson_interval
 from proctor.scoring import percentile
 
@@ -122,25 +122,33 @@ class RunSummary:
     @classmethod
     def from_data(cls, data: dict[str, Any], path: Path | str | None = None) -> RunSummary:
         """Summarise a run from its JSON form."""
-        summary = data.get("summary") or {}
+        return cls.from_parts(data, case_parts(data), path)
+
+    @classmethod
+    def from_parts(cls, head: dict[str, Any], cases: Sequence[CaseParts], path: Path | str | None = None) -> RunSummary:
+        """Summarise a run from its JSON form's fields before the cases and each case's (see `case_parts`).
+
+        The same figures as `from_data`, for a caller that has the pieces but not the whole JSON (a run
+        being recorded: `RunResult` serves them without building it).
+        """
+        summary = head.get("summary") or {}
         trials = summary.get("trials") or {}
-        cases = data["cases"]
-        scores = [c["avg_score"] for c in cases if c.get("avg_score") is not None]
-        latencies = [lat for c in cases for t in c.get("trials") or [] for lat in turn_latencies(t)]
+        scores = [c["avg_score"] for c, _ in cases if c.get("avg_score") is not None]
+        latencies = [lat for _, runs in cases for t in runs for lat in t[6]]
         p50 = percentile(latencies, 50)
         return cls(
-            run_id=data["run_id"],
-            model=data.get("model"),
-            target=data.get("target") or "",
-            status=data.get("status") or "complete",
-            started_at=data.get("started_at") or "",
-            finished_at=data.get("finished_at"),
+            run_id=head["run_id"],
+            model=head.get("model"),
+            target=head.get("target") or "",
+            status=head.get("status") or "complete",
+            started_at=head.get("started_at") or "",
+            finished_at=head.get("finished_at"),
             cases=len(cases),
-            passed=sum(1 for c in cases if c.get("status") == "passed"),
-            failed=sum(1 for c in cases if c.get("status") == "failed"),
-            errored=sum(1 for c in cases if c.get("status") == "error"),
+            passed=sum(1 for c, _ in cases if c.get("status") == "passed"),
+            failed=sum(1 for c, _ in cases if c.get("status") == "failed"),
+            errored=sum(1 for c, _ in cases if c.get("status") == "error"),
             pass_rate=summary.get("pass_rate"),
-            trials_run=trials.get("run", sum(len(c.get("trials") or []) for c in cases)),
+            trials_run=trials.get("run", sum(len(runs) for _, runs in cases)),
             trials_passed=trials.get("passed", 0),
             trials_failed=trials.get("failed", 0),
             trials_errored=trials.get("errored", 0),
@@ -148,10 +156,32 @@ class RunSummary:
             p50_latency_ms=None if p50 is None else round(p50, 3),
             tokens=(summary.get("tokens") or {}).get("total", 0),
             cost_usd=known_cost(summary.get("costs")),
-            rescored_from=data.get("rescored_from"),
-            run_group=data.get("group"),
+            rescored_from=head.get("rescored_from"),
+            run_group=head.get("group"),
             path=None if path is None else str(path),
         )
+
+
+CaseParts = tuple[dict[str, Any], Sequence[TrialFigures]]
+"""A case of a results JSON as its fields (the trials may be among them, unread) and its trials' figures."""
+
+
+def trial_figures(trial: dict[str, Any]) -> TrialFigures:
+    """`TrialFigures` of a trial's JSON form (what `TrialResult.figures` gives of the trial it was written from)."""
+    return (
+        trial["trial"],
+        trial["status"],
+        trial.get("score"),
+        trial.get("duration_ms"),
+        (trial.get("tokens") or {}).get("total", 0),
+        trial.get("costs"),
+        turn_latencies(trial),
+    )
+
+
+def case_parts(data: dict[str, Any]) -> list[CaseParts]:
+    """The cases of a results JSON as `CaseParts`."""
+    return [(case, [trial_figures(t) for t in case.get("trials") or []]) for case in data["cases"]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,7 +166,7 @@ async def run(
             trial = await (running if exports is None else exports.run(work.key, work.number, running))
             if resources.models is not None:
                 resources.models.account_agent(trial, plan.model)
-            recorder.record(work.case, trial)
+            recorder.record(work.case, trial, work.key)
             if errors is not None:
                 errors.record(trial.status)
             if observer is not None:

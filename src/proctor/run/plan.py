@@ -162,6 +162,8 @@ def needs_state(case: Case) -> bool:
     """Whether the case's trials need a graph: setups, `state:`, a state check, or a Cypher tool mock."""
     if case.setups or case.state is not None or any(tool.uses_graph for tool in case.tools.values()):
         return True
+    if not case.assert_ and not case.script:  # no check that could read the graph (most cases)
+        return False
     so_far = [spec for step in case.script if step.on == "conversation" for spec in step.check or []]
     return any(registry.resolve(spec.type)[0].needs_state for spec in (*case.assert_, *so_far))
 

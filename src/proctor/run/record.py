@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,19 +23,46 @@ from proctor.suite import Case
 __all__ = ["Recorder", "RunOutcome"]
 
 
-@dataclass(slots=True)
 class RunOutcome:
-    """What a run produced."""
+    """What a run produced.
 
-    result: RunResult
-    """The run's typed result; `result.summary` holds its figures (the console, `--ci` JSON and exit code
-    read them)."""
-    data: dict[str, Any]
-    """Its JSON form: what was written (serialised once from `result`)."""
-    path: Path | None = None
-    """Where the results JSON was written."""
-    cases: list[Case] = field(default_factory=list)
-    """The cases that were planned."""
+    Args:
+        result: The run's typed result.
+        data: Its JSON form, when the caller has it; otherwise made from `result` on first use.
+        path: Where the results JSON was written.
+        cases: The cases that were planned.
+    """
+
+    __slots__ = ("_data", "cases", "path", "result")
+
+    def __init__(
+        self,
+        result: RunResult,
+        data: dict[str, Any] | None = None,
+        path: Path | None = None,
+        cases: list[Case] | None = None,
+    ) -> None:
+        self.result = result
+        """The run's typed result; `result.summary` holds its figures (the console, `--ci` JSON and exit
+        code read them)."""
+        self._data = data
+        self.path = path
+        """Where the results JSON was written."""
+        self.cases: list[Case] = cases if cases is not None else []
+        """The cases that were planned."""
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """Its JSON form: what was written (`result.to_dict()`).
+
+        Made on first use: a `proctor run` that writes its results file and history does not need it.
+        """
+        if self._data is None:
+            self._data = self.result.to_dict()
+        return self._data
+
+    def __repr__(self) -> str:
+        return f"RunOutcome(run_id={self.result.run_id!r}, status={self.result.status!r}, path={self.path!r})"
 
 
 class Recorder:
@@ -56,6 +82,7 @@ class Recorder:
     ) -> None:
         self.plan = plan
         self.history = history
+        keys = [case_key(c) for c in plan.cases]  # each case's key, made once
         self.result = RunResult(
             run_id=plan.run_id,
             started_at=plan.started_at,
@@ -68,16 +95,16 @@ class Recorder:
                     str(c.file),
                     list(c.tags),
                     c.scoring.min_pass_rate,
-                    plan.kept[case_key(c)],
+                    plan.kept[key],
                     c.description,
                 )
-                for c in plan.cases
+                for c, key in zip(plan.cases, keys, strict=True)
             ],
             seed=seed,
             planned_trials=sum(c.trials for c in plan.cases),
             k=k,
         )
-        self._by_key = {case_key(c): r for c, r in zip(plan.cases, self.result.cases, strict=True)}
+        self._by_key = dict(zip(keys, self.result.cases, strict=True))
         self.journal = self._open_journal(seed) if write else None
 
     def _open_journal(self, seed: int | None) -> Journal:
@@ -99,9 +126,9 @@ class Recorder:
                     journal.record(case.name, str(case.file), trial)
         return journal
 
-    def record(self, case: Case, trial: TrialResult) -> None:
-        """Add a finished trial (journaled at once)."""
-        self._by_key[case_key(case)].trials.append(trial)
+    def record(self, case: Case, trial: TrialResult, key: str | None = None) -> None:
+        """Add a finished trial (journaled at once); `key` is the case's `case_key`, when the caller has it."""
+        self._by_key[case_key(case) if key is None else key].trials.append(trial)
         if self.journal is not None:
             self.journal.record(case.name, str(case.file), trial)
 
@@ -113,14 +140,13 @@ class Recorder:
         collecting = gc.isenabled()
         gc.disable()  # what follows makes no cycles; a collection midway would only walk the run's objects
         try:
-            data = result.to_dict()
             path: Path | None = None
             if self.journal is not None:
                 path = self.plan.results_dir / f"{self.plan.run_id}.json"
                 write_bytes(path, result.json_chunks())  # each trial's bytes as journaled: encoded once
                 self.journal.close(remove=True)
-                index_run(self.history or default_history_path(self.plan.results_dir), path, data)
+                index_run(self.history or default_history_path(self.plan.results_dir), path, result)
         finally:
             if collecting:
                 gc.enable()
-        return RunOutcome(result, data, path, self.plan.cases)
+        return RunOutcome(result, None, path, self.plan.cases)
