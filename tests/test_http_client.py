@@ -3,6 +3,8 @@ context, failures classified, and a client that outlives its event loop."""
 
 from __future__ import annotations
 
+import datetime
+import json
 import socket
 import socketserver
 import ssl
@@ -16,7 +18,16 @@ from pathlib import Path
 import anyio
 import pytest
 
-from proctor._http import ConnectFailed, ConnectionLost, HttpClient, HttpResponse, ReplyTimeout, RequestInvalid
+from proctor._http import (
+    ConnectFailed,
+    ConnectionLost,
+    HttpClient,
+    HttpResponse,
+    ReplyTimeout,
+    RequestInvalid,
+    decode_json,
+    encode_json,
+)
 from proctor._tls import shared_ssl_context
 
 pytestmark = pytest.mark.anyio
@@ -220,3 +231,40 @@ def test_a_client_outlives_its_event_loop() -> None:
         # each run has its own loop: the client opens a new session in each, closed or not in the last
         assert [anyio.run(send, close) for close in (True, False, True)] == [200, 200, 200]
     assert [headers["x-default"] for _, headers in agent.requests] == ["yes", "yes", "yes"]
+
+
+def _standard(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def test_bodies_are_encoded_as_the_standard_library_writes_them() -> None:
+    texts = ["", 'a"b\\c', "\n\r\t\b\f", "\x00\x1f\x7f", "é€𝄞", "\u2028\u2029", "</script>"]
+    for text in texts:
+        body = {"model": "m", "messages": [{"role": "user", "content": text}], "temperature": 0.0, "n": 10**18}
+        assert encode_json(body) == _standard(body)
+    assert encode_json({"a": None, 1: [True, False]}) == b'{"a":null,"1":[true,false]}'  # as json.dumps writes
+    assert encode_json(2**70) == b"1180591620717411303424"  # beyond orjson: the standard library's
+    assert json.loads(encode_json([1e-05, 1e16])) == [1e-05, 1e16]  # the same numbers, maybe spelt otherwise
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        (float("nan"), ValueError),  # JSON has no NaN: refused, never sent as null
+        ({"t": [float("inf")]}, ValueError),
+        ({"when": datetime.date(2026, 11, 29)}, TypeError),  # not JSON, as before
+        ({"s": "\ud800"}, UnicodeEncodeError),  # a lone surrogate cannot be sent as UTF-8
+    ],
+)
+def test_bodies_that_are_not_json_are_refused(value: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        encode_json(value)
+
+
+def test_bodies_are_decoded_as_the_standard_library_reads_them() -> None:
+    assert decode_json(b'{"a": [1, 2.5, null, true], "b": "\\u00e9"}') == {"a": [1, 2.5, None, True], "b": "é"}
+    big = decode_json(b'{"n": 123456789012345678901234567890, "x": NaN}')  # beyond orjson: the standard library
+    assert big["n"] == 123456789012345678901234567890 and big["x"] != big["x"]
+    assert decode_json('{"utf16": 1}'.encode("utf-16")) == {"utf16": 1}
+    with pytest.raises(ValueError):
+        decode_json(b"<html>")

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
+import orjson
 from multidict import CIMultiDict
 from yarl import URL
 
@@ -45,6 +46,8 @@ __all__ = [
     "HttpResponse",
     "ReplyTimeout",
     "RequestInvalid",
+    "decode_json",
+    "encode_json",
 ]
 
 _JSON_HEADERS = MappingProxyType({"Content-Type": "application/json"})
@@ -117,9 +120,51 @@ class HttpResponse:
         return f"<HttpResponse [{self.status_code}] {self.url}>"
 
 
+_ORJSON_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+"""orjson leaves dataclasses, dates and subclasses of the JSON types to the standard library's rules."""
+
+
 def encode_json(value: Any) -> bytes:
-    """Encode a request body as compact UTF-8 JSON (NaN and infinities are refused, as JSON has none)."""
+    """Encode a request body as compact UTF-8 JSON (NaN and infinities are refused, as JSON has none).
+
+    By orjson: ~30x less CPU than `json.dumps` on a judge's request (`_json.encode_basestring` goes
+    character by character; issue 22). The bytes are those of `json.dumps(value, ensure_ascii=False,
+    separators=(",", ":"))` but for the spelling of some floats (`1e-5` for `1e-05`, the same number).
+    What orjson would write differently is written by the standard library instead, as before: a body
+    with a `null` in it (orjson writes NaN and infinities as `null`; the standard library refuses them),
+    and one orjson refuses (a dataclass, a date, a subclass of a JSON type, an integer beyond 64 bits, a
+    lone surrogate, a key that is not a string), which the standard library encodes or refuses. An `Enum`
+    member or a `UUID` is written as its value (the standard library refuses them).
+
+    Raises:
+        TypeError: A value is not JSON.
+        ValueError: A float is NaN or infinite, or the value contains itself.
+    """
+    try:
+        data = orjson.dumps(value, option=_ORJSON_STRICT)
+    except TypeError:  # orjson.JSONEncodeError: the standard library encodes it or says why not
+        return _encode_standard(value)
+    return _encode_standard(value) if b"null" in data else data  # a `null` may have been a NaN
+
+
+def _encode_standard(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def decode_json(content: bytes) -> Any:
+    """Decode a JSON body: by orjson, or by the standard library where orjson refuses the text.
+
+    orjson reads UTF-8 only and no `NaN` or `Infinity`, nor integers beyond 64 bits; the standard library
+    reads those (and UTF-16 and UTF-32), so the value is the one `json.loads` gives, at a fraction of its
+    CPU.
+
+    Raises:
+        ValueError: The body is not JSON (`json.JSONDecodeError`).
+    """
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
 
 
 class HttpClient:

@@ -75,3 +75,22 @@ def test_bad_limits_are_config_errors() -> None:
         ModelLimits("m", concurrency=0)
     with pytest.raises(ConfigError, match="rpm must be at least 1"):
         ModelLimits("m", concurrency=1, rpm=0)
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_while_it_waits_for_the_rate_limit_gives_its_slot_back() -> None:
+    limits = ModelLimits("m", concurrency=1, rpm=1)  # the second start waits a minute
+    async with limits.slot():
+        pass
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+
+            async def waiting() -> None:
+                async with limits.slot():
+                    pytest.fail("started before the rate limit allowed it")
+
+            group.start_soon(waiting)
+            await anyio.wait_all_tasks_blocked()
+            scope.cancel()
+    with anyio.fail_after(1):  # the slot is free again (only the rate limit would make a caller wait)
+        await limits._slots.get().acquire()

@@ -97,13 +97,17 @@ class Judge:
             overrides[f"{name}.j2"] = (
                 path.read_text(encoding="utf-8") if "\n" not in value and path.is_file() else value
             )
+        # auto_reload off: a template is read once per judge, as its hash is (`_hash`); jinja would otherwise
+        # stat the built-in prompt files on every render (two calls per judged check, issue 22)
         self._env: jinja2.Environment = jinja2.sandbox.SandboxedEnvironment(
             loader=jinja2.ChoiceLoader([jinja2.DictLoader(overrides), jinja2.FileSystemLoader(PROMPTS_DIR)]),
             undefined=jinja2.StrictUndefined,
             autoescape=False,
             keep_trailing_newline=True,
+            auto_reload=False,
         )
         self._hashes: dict[str, str] = {}
+        self._templates: dict[str, jinja2.Template] = {}
         self._system = self._env.get_template("_system.j2").render().strip()
 
     @property
@@ -124,7 +128,10 @@ class Judge:
 
     def messages(self, template: str, variables: Mapping[str, Any]) -> list[dict[str, str]]:
         """Render `template` into the chat messages sent to the judge."""
-        prompt = self._env.get_template(f"{template}.j2").render(**variables)
+        compiled = self._templates.get(template)
+        if compiled is None:
+            compiled = self._templates[template] = self._env.get_template(f"{template}.j2")
+        prompt = compiled.render(**variables)
         return [{"role": "system", "content": self._system}, {"role": "user", "content": prompt}]
 
     def new_call(self, template: str) -> JudgeCall:

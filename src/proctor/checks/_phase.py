@@ -231,20 +231,31 @@ async def _finish_pending(
     ) -> None:
         started = time.perf_counter_ns()
         result: CheckResult | None = None
-        with anyio.move_on_after(limit_s):
-            try:
-                result = await awaitable
-            except Exception as exc:
-                result = _error(spec, check_context, exc)
+        if limit_s is None:  # no time limit: no cancel scope either
+            result = await _outcome(spec, check_context, awaitable)
+        else:
+            with anyio.move_on_after(limit_s):
+                result = await _outcome(spec, check_context, awaitable)
         if result is None:
             reason = f"check could not run: no result within {limit_s:g} s"
             result = CheckResult(spec.display_name(), spec.type, "error", None, spec.weight, reason, check_context.turn)
         result.duration_ns = time.perf_counter_ns() - started
         results[index] = result
 
+    if len(pending) == 1:  # one judged check (the common case): awaited here, without a task and its loop hops
+        await finish(*pending[0])
+        return
     async with anyio.create_task_group() as group:
         for index, spec, check_context, awaitable in pending:
             group.start_soon(finish, index, spec, check_context, awaitable)
+
+
+async def _outcome(spec: AssertionSpec, check_context: CheckContext, awaitable: Awaitable[CheckResult]) -> CheckResult:
+    """The check's result, or its `error` result when it raised."""
+    try:
+        return await awaitable
+    except Exception as exc:
+        return _error(spec, check_context, exc)
 
 
 def _close(awaitable: Awaitable[CheckResult]) -> None:

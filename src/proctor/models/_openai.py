@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from proctor._http import ConnectTimeout, HttpClient, HttpError, HttpResponse, ReplyTimeout
+from proctor._http import ConnectTimeout, HttpClient, HttpError, HttpResponse, ReplyTimeout, decode_json
 from proctor._redact import redact_url
 from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
 from proctor.models._base import GenerateConfig, ModelResponse
@@ -242,7 +242,7 @@ class OpenAICompatibleProvider:
                 retry_after=retry_after,
             )
         try:
-            data = json.loads(response.content)
+            data = decode_json(response.content)
         except ValueError:
             raise ModelError(
                 f"{self.name}: the answer from {self.shown_url} is not JSON: {response.text[:100]!r}"

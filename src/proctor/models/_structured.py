@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from proctor.errors import ModelOutputError
@@ -62,15 +63,15 @@ class OutputInvalid(ValueError):
     """An answer is not valid for the requested type; the message is what the model is shown."""
 
 
-_adapters: dict[Any, tuple[TypeAdapter[Any], str]] = {}
+_adapters: dict[Any, tuple[TypeAdapter[Any], bytes]] = {}
 
 
-def _adapter_and_schema(output_type: Any) -> tuple[TypeAdapter[Any], str]:
+def _adapter_and_schema(output_type: Any) -> tuple[TypeAdapter[Any], bytes]:
     """Build a type's validator and schema text once (a `TypeAdapter` costs milliseconds to build)."""
     found = _adapters.get(output_type)
     if found is None:
         adapter: TypeAdapter[Any] = TypeAdapter(output_type)
-        found = _adapters[output_type] = (adapter, json.dumps(adapter.json_schema(), sort_keys=True))
+        found = _adapters[output_type] = (adapter, json.dumps(adapter.json_schema(), sort_keys=True).encode())
     return found
 
 
@@ -87,7 +88,11 @@ def schema_for(output_type: type[Any]) -> dict[str, Any]:
     Returns:
         The JSON Schema.
     """
-    schema: dict[str, Any] = json.loads(_adapter_and_schema(output_type)[1])
+    text = _adapter_and_schema(output_type)[1]
+    try:
+        schema: dict[str, Any] = orjson.loads(text)  # a fresh copy: orjson reads it ~6x faster than json.loads
+    except orjson.JSONDecodeError:  # `Infinity` in a bound, which only the standard library reads
+        schema = json.loads(text)
     return schema
 
 

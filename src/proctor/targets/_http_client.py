@@ -10,7 +10,6 @@ happened and where.
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import random
@@ -30,6 +29,7 @@ from proctor._http import (
     HttpResponse,
     ReplyTimeout,
 )
+from proctor._http import decode_json as decode_body  # orjson, with the standard library's fallback
 from proctor._redact import redact, remember_secret
 from proctor._retry_after import parse_retry_after
 from proctor._trace_context import trace_headers
@@ -262,7 +262,7 @@ def decode_json(response: HttpResponse) -> Any:
         TargetProtocolError: The body is not JSON.
     """
     try:
-        return json.loads(response.content)
+        return decode_body(response.content)
     except ValueError:
         text = _excerpt(response.text, 100)
         raise TargetProtocolError(f"reply from {redact(response.url)} is not JSON: {text!r}") from None
