@@ -65,6 +65,17 @@ NOT_FOR_A_DETERMINISTIC_RUN = (
     "proctor.checks._timing",
     "proctor.checks._tool_checks",
     "proctor.checks._trajectory",
+    # the model layer and simulated users: the suite names no judge and simulates no user
+    "proctor.models",
+    "proctor.run.arms",
+    "proctor.run.services",
+    "proctor.checks._transcript",
+    # the YAML readers a clean suite file does not need (yaml-rs reads it), and parameters' expansion
+    "yaml",
+    "ruamel",
+    "proctor.suite._libyaml",
+    "proctor.suite._expander",
+    "jinja2",
     # the other commands and the packages only they use
     "proctor.cli._calibrate",
     "proctor.cli._consume",
