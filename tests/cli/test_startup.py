@@ -8,6 +8,7 @@ none of the web, template or help-rendering stacks.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -17,8 +18,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import proctor.cli._run
+import proctor.cli._schema
 from proctor import __version__
-from proctor.cli import app
+from proctor.cli import app, main
 from proctor.cli._app import COMMANDS, build_app
 from proctor.cli._common import load_dotenv_upwards
 
@@ -203,3 +206,34 @@ def test_a_directory_named_dotenv_is_not_read(tmp_path: Path, monkeypatch: pytes
     monkeypatch.delenv("PROCTOR_TEST_FROM_DOTENV")
     load_dotenv_upwards()
     assert os.environ["PROCTOR_TEST_FROM_DOTENV"] == "outer"
+
+
+@pytest.mark.parametrize(("command", "collecting"), [("schema", True), ("run", False)])
+def test_garbage_collection_is_off_through_start_up_until_the_command_starts(
+    command: str, collecting: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no `.env` read into this process
+    seen: list[bool] = []
+    module = proctor.cli._schema if command == "schema" else proctor.cli._run
+    monkeypatch.setattr(module, f"{command}_command", lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(sys, "argv", ["proctor", command])
+    try:
+        with pytest.raises(SystemExit) as ended:
+            main()
+        # `run` turns collection back on itself once its suites are loaded; any other command starts with it on
+        assert (ended.value.code, seen) == (0, [collecting])
+        assert gc.isenabled()  # and `main` leaves it on, whatever happened
+    finally:
+        gc.enable()
+
+
+def test_garbage_collection_is_back_on_after_a_usage_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["proctor", "run", "--no-such-option"])
+    try:
+        with pytest.raises(SystemExit) as ended:
+            main()
+        assert ended.value.code == 2
+        assert gc.isenabled()
+    finally:
+        gc.enable()

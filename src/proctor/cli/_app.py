@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import typer
 
 from proctor import __version__
+from proctor.cli import resume_gc
 
 __all__ = ["COMMANDS", "build_app"]
 
@@ -43,11 +44,15 @@ def _version(value: bool) -> None:
 
 
 def _root(
+    context: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Evaluate LLM agents by their behaviour."""
+    # runs before the command's options are read; `run` turns collection on itself, once its suites are loaded
+    if context.invoked_subcommand != "run":
+        resume_gc()
 
 
 def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
