@@ -107,13 +107,26 @@ NOT_FOR_A_DETERMINISTIC_RUN = (
     "redis",
     "dotenv",  # no .env anywhere above the working directory
 )
+# What Typer's help renderer imports and Proctor's help never uses (proctor.cli._render)
+NOT_FOR_HELP = ("rich.markdown", "rich.traceback", "markdown_it", "pygments")
+# The whole application's help, rendered by Typer as it is (every command's options built, nothing deferred)
+FULL_HELP = """\
+import sys
+from proctor.cli import app
+app(sys.argv[1:], prog_name="proctor")
+"""
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "COLUMNS": "100"}
+    for name in ("PROCTOR_TRUST", "PROCTOR_JUDGE_MODEL", "NO_COLOR", "FORCE_COLOR", "TERMINAL_WIDTH"):
+        env.pop(name, None)
+    return env
 
 
 def _modules(tmp_path: Path, *arguments: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     dump = tmp_path / "modules.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    for name in ("PROCTOR_TRUST", "PROCTOR_JUDGE_MODEL"):
-        env.pop(name, None)
+    env = _env(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(dump), *arguments],
         capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
@@ -175,6 +188,39 @@ def test_a_command_alone_has_the_help_it_has_among_all(command: str) -> None:
     among_all = runner.invoke(app, [command, "--help"], terminal_width=100)
     assert alone.exit_code == among_all.exit_code == 0
     assert alone.output == among_all.output
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["-h"], [], ["run", "--help"], ["score", "-h"]])
+def test_help_is_typers_own_without_the_markdown_and_traceback_renderers(tmp_path: Path, arguments: list[str]) -> None:
+    done, modules = _modules(tmp_path, *arguments, cwd=tmp_path)
+    full = subprocess.run(
+        [sys.executable, "-c", FULL_HELP, *arguments],
+        capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False,
+    )  # fmt: skip
+    assert "Usage: proctor" in done.stdout + done.stderr
+    assert (done.returncode, done.stdout, done.stderr) == (full.returncode, full.stdout, full.stderr)
+    assert not {m for m in modules if m.split(".")[0] in NOT_FOR_HELP or m in NOT_FOR_HELP}
+    if arguments in ([], ["--help"], ["-h"]):  # the list of commands reads no command's options
+        assert "proctor.suite" not in modules
+
+
+def test_the_help_renderers_stand_ins_are_the_real_classes_on_use(tmp_path: Path) -> None:
+    probe = """\
+import sys
+from proctor.cli._render import import_help_renderer
+import_help_renderer()
+import typer.rich_utils as renderer
+assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+import rich.markdown, rich.traceback
+assert isinstance(renderer.Markdown("*x*"), rich.markdown.Markdown)
+assert renderer.Traceback.from_exception.__func__ is rich.traceback.Traceback.from_exception.__func__
+assert renderer._make_rich_text(text="*x*", markup_mode="markdown").markup == "*x*"
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=_env(tmp_path), timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
 
 
 def test_an_unknown_command_still_gets_every_command_to_choose_from(tmp_path: Path) -> None:

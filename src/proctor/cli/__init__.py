@@ -36,8 +36,14 @@ def main() -> None:
 
         install_log_redaction()  # httpx logs request URLs, errors quote them: no password or key in any log line
         load_dotenv_upwards()
+        if not arguments or "--help" in arguments or "-h" in arguments:
+            from proctor.cli._render import import_help_renderer
+
+            import_help_renderer()
         named = arguments[0] if arguments and arguments[0] in COMMANDS else None
-        application = build_app([named] if named is not None else COMMANDS)
+        # `proctor --help` lists the commands: their help, not their options, is all it needs to build
+        listing = arguments in ([], ["--help"], ["-h"])
+        application = build_app([named] if named is not None else COMMANDS, listing=listing)
         sys.exit(application(standalone_mode=True))
     finally:
         resume_gc()  # a usage error or `--help` ends before any command starts
