@@ -71,7 +71,7 @@ class _Resources:
     async def start_states(self, cases: Iterable[Case], options: RunOptions) -> None:
         cases = list(cases)
         if cases:
-            from proctor.state import start_states
+            from proctor.state import start_states  # must stay fast: graph backends load for a case with a graph
 
             # the built targets (a `--target` override included) tell whether the agent learns the graph
             targets = {case.name: self.targets[f"{case.file}::{case.name}"] for case in cases}
@@ -95,7 +95,7 @@ class _Resources:
         name = _tool_model_name(tool, case, self.options)
         if name is None:
             return None
-        from proctor.models import ModelSettings, get_model
+        from proctor.models import ModelSettings, get_model  # must stay fast: models load for a simulated tool
 
         models = self.models
         settings = ModelSettings(
@@ -206,7 +206,7 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
     states = resources.states if key in plan.state_keys else None
     target, judge = resources.targets[key], resources.judges[key]
     if case.simulate is not None:
-        from proctor.run.arms import run_simulated_trial
+        from proctor.run.arms import run_simulated_trial  # must stay fast: loads for a simulated user only
 
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
@@ -217,7 +217,7 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
 
 def _model_services(options: RunOptions) -> ModelServices:
     """The run's judge and simulator models (the model layer loads only for a run that uses one)."""
-    from proctor.run.services import ModelServices
+    from proctor.run.services import ModelServices  # must stay fast: the model layer
 
     return ModelServices(options)
 

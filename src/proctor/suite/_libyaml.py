@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from proctor.suite._yaml import (
+from proctor.suite._yaml_common import (
     CORE_TAG,
     MAX_DEPTH,
     MAX_NODES,
