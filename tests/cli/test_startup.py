@@ -223,6 +223,22 @@ print("ok")
     assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
 
 
+def test_a_typer_that_wants_more_from_those_modules_gets_the_real_ones(tmp_path: Path) -> None:
+    probe = """\
+import sys
+import proctor.cli._render as render
+render.DEFERRED = {"rich.markdown": "NotWhatTyperImports", "rich.traceback": "Traceback"}
+render.import_help_renderer()
+import rich.markdown, typer.rich_utils
+assert typer.rich_utils.Markdown is rich.markdown.Markdown and rich.markdown.__file__
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=_env(tmp_path), timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
+
+
 def test_an_unknown_command_still_gets_every_command_to_choose_from(tmp_path: Path) -> None:
     done, modules = _modules(tmp_path, "runn", cwd=tmp_path)
     assert done.returncode == 2
