@@ -8,6 +8,7 @@ none of the web, template or help-rendering stacks.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -17,8 +18,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import proctor.cli._run
+import proctor.cli._schema
 from proctor import __version__
-from proctor.cli import app
+from proctor.cli import app, main
 from proctor.cli._app import COMMANDS, build_app
 from proctor.cli._common import load_dotenv_upwards
 
@@ -65,6 +68,17 @@ NOT_FOR_A_DETERMINISTIC_RUN = (
     "proctor.checks._timing",
     "proctor.checks._tool_checks",
     "proctor.checks._trajectory",
+    # the model layer and simulated users: the suite names no judge and simulates no user
+    "proctor.models",
+    "proctor.run.arms",
+    "proctor.run.services",
+    "proctor.checks._transcript",
+    # the YAML readers a clean suite file does not need (yaml-rs reads it), and parameters' expansion
+    "yaml",
+    "ruamel",
+    "proctor.suite._libyaml",
+    "proctor.suite._expander",
+    "jinja2",
     # the other commands and the packages only they use
     "proctor.cli._calibrate",
     "proctor.cli._consume",
@@ -93,13 +107,26 @@ NOT_FOR_A_DETERMINISTIC_RUN = (
     "redis",
     "dotenv",  # no .env anywhere above the working directory
 )
+# What Typer's help renderer imports and Proctor's help never uses (proctor.cli._render)
+NOT_FOR_HELP = ("rich.markdown", "rich.traceback", "markdown_it", "pygments")
+# The whole application's help, rendered by Typer as it is (every command's options built, nothing deferred)
+FULL_HELP = """\
+import sys
+from proctor.cli import app
+app(sys.argv[1:], prog_name="proctor")
+"""
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "COLUMNS": "100"}
+    for name in ("PROCTOR_TRUST", "PROCTOR_JUDGE_MODEL", "NO_COLOR", "FORCE_COLOR", "TERMINAL_WIDTH"):
+        env.pop(name, None)
+    return env
 
 
 def _modules(tmp_path: Path, *arguments: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     dump = tmp_path / "modules.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    for name in ("PROCTOR_TRUST", "PROCTOR_JUDGE_MODEL"):
-        env.pop(name, None)
+    env = _env(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(dump), *arguments],
         capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
@@ -163,6 +190,55 @@ def test_a_command_alone_has_the_help_it_has_among_all(command: str) -> None:
     assert alone.output == among_all.output
 
 
+@pytest.mark.parametrize("arguments", [["--help"], ["-h"], [], ["run", "--help"], ["score", "-h"]])
+def test_help_is_typers_own_without_the_markdown_and_traceback_renderers(tmp_path: Path, arguments: list[str]) -> None:
+    done, modules = _modules(tmp_path, *arguments, cwd=tmp_path)
+    full = subprocess.run(
+        [sys.executable, "-c", FULL_HELP, *arguments],
+        capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False,
+    )  # fmt: skip
+    assert "Usage: proctor" in done.stdout + done.stderr
+    assert (done.returncode, done.stdout, done.stderr) == (full.returncode, full.stdout, full.stderr)
+    assert not {m for m in modules if m.split(".")[0] in NOT_FOR_HELP or m in NOT_FOR_HELP}
+    if arguments in ([], ["--help"], ["-h"]):  # the list of commands reads no command's options
+        assert "proctor.suite" not in modules
+
+
+def test_the_help_renderers_stand_ins_are_the_real_classes_on_use(tmp_path: Path) -> None:
+    probe = """\
+import sys
+from proctor.cli._render import import_help_renderer
+import_help_renderer()
+import typer.rich_utils as renderer
+assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+import rich.markdown, rich.traceback
+assert isinstance(renderer.Markdown("*x*"), rich.markdown.Markdown)
+assert renderer.Traceback.from_exception.__func__ is rich.traceback.Traceback.from_exception.__func__
+assert renderer._make_rich_text(text="*x*", markup_mode="markdown").markup == "*x*"
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=_env(tmp_path), timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
+
+
+def test_a_typer_that_wants_more_from_those_modules_gets_the_real_ones(tmp_path: Path) -> None:
+    probe = """\
+import sys
+import proctor.cli._render as render
+render.DEFERRED = {"rich.markdown": "NotWhatTyperImports", "rich.traceback": "Traceback"}
+render.import_help_renderer()
+import rich.markdown, typer.rich_utils
+assert typer.rich_utils.Markdown is rich.markdown.Markdown and rich.markdown.__file__
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=_env(tmp_path), timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ok\n", "")
+
+
 def test_an_unknown_command_still_gets_every_command_to_choose_from(tmp_path: Path) -> None:
     done, modules = _modules(tmp_path, "runn", cwd=tmp_path)
     assert done.returncode == 2
@@ -192,3 +268,34 @@ def test_a_directory_named_dotenv_is_not_read(tmp_path: Path, monkeypatch: pytes
     monkeypatch.delenv("PROCTOR_TEST_FROM_DOTENV")
     load_dotenv_upwards()
     assert os.environ["PROCTOR_TEST_FROM_DOTENV"] == "outer"
+
+
+@pytest.mark.parametrize(("command", "collecting"), [("schema", True), ("run", False)])
+def test_garbage_collection_is_off_through_start_up_until_the_command_starts(
+    command: str, collecting: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no `.env` read into this process
+    seen: list[bool] = []
+    module = proctor.cli._schema if command == "schema" else proctor.cli._run
+    monkeypatch.setattr(module, f"{command}_command", lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(sys, "argv", ["proctor", command])
+    try:
+        with pytest.raises(SystemExit) as ended:
+            main()
+        # `run` turns collection back on itself once its suites are loaded; any other command starts with it on
+        assert (ended.value.code, seen) == (0, [collecting])
+        assert gc.isenabled()  # and `main` leaves it on, whatever happened
+    finally:
+        gc.enable()
+
+
+def test_garbage_collection_is_back_on_after_a_usage_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["proctor", "run", "--no-such-option"])
+    try:
+        with pytest.raises(SystemExit) as ended:
+            main()
+        assert ended.value.code == 2
+        assert gc.isenabled()
+    finally:
+        gc.enable()

@@ -7,6 +7,7 @@ registered, is built on first access (`from proctor.cli import app`), as tests a
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = ["app", "main"]
 
+_gc_paused = False
+
 
 def main() -> None:
     """Entry point of the `proctor` script: reads `.env` (cwd upwards), then runs the command."""
@@ -24,16 +27,46 @@ def main() -> None:
     if arguments == ["--version"]:  # what Typer's eager `--version` prints, without loading Typer
         sys.stdout.write(f"proctor {__version__}\n")
         sys.exit(0)
-    # must stay fast: Typer and the command modules load only once the command line asks for them
-    from proctor._redact import install_log_redaction
-    from proctor.cli._app import COMMANDS, build_app
-    from proctor.cli._common import load_dotenv_upwards
+    _pause_gc()
+    try:
+        # must stay fast: Typer and the command modules load only once the command line asks for them
+        from proctor._redact import install_log_redaction
+        from proctor.cli._app import COMMANDS, build_app
+        from proctor.cli._common import load_dotenv_upwards
 
-    install_log_redaction()  # httpx logs request URLs, errors quote them: no password or key in any log line
-    load_dotenv_upwards()
-    named = arguments[0] if arguments and arguments[0] in COMMANDS else None
-    application = build_app([named] if named is not None else COMMANDS)
-    sys.exit(application(standalone_mode=True))
+        install_log_redaction()  # httpx logs request URLs, errors quote them: no password or key in any log line
+        load_dotenv_upwards()
+        if not arguments or "--help" in arguments or "-h" in arguments:
+            from proctor.cli._render import import_help_renderer
+
+            import_help_renderer()
+        named = arguments[0] if arguments and arguments[0] in COMMANDS else None
+        # `proctor --help` lists the commands: their help, not their options, is all it needs to build
+        listing = arguments in ([], ["--help"], ["-h"])
+        application = build_app([named] if named is not None else COMMANDS, listing=listing)
+        sys.exit(application(standalone_mode=True))
+    finally:
+        resume_gc()  # a usage error or `--help` ends before any command starts
+
+
+def _pause_gc() -> None:
+    """Turn cyclic garbage collection off until a command starts (`resume_gc`; `run`: once its suites are loaded).
+
+    Start-up (Typer, pydantic, the command's modules) builds long-lived objects and no garbage cycles:
+    the collections it triggers found nothing and cost ~2 % of a one-case `proctor run`.
+    """
+    global _gc_paused
+    if gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+
+
+def resume_gc() -> None:
+    """Turn garbage collection back on if `main` turned it off (a command calls it as it starts)."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.enable()
 
 
 def __getattr__(name: str) -> Any:

@@ -8,11 +8,13 @@ thirteen; `proctor --help` (or an unknown command) builds them all, as `proctor.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import typer
 
 from proctor import __version__
+from proctor.cli import resume_gc
 
 __all__ = ["COMMANDS", "build_app"]
 
@@ -43,18 +45,34 @@ def _version(value: bool) -> None:
 
 
 def _root(
+    context: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Evaluate LLM agents by their behaviour."""
+    # runs before the command's options are read; `run` turns collection on itself, once its suites are loaded
+    if context.invoked_subcommand != "run":
+        resume_gc()
 
 
-def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
+def _listed(command: Callable[..., Any]) -> Callable[[], None]:
+    """A stand-in with `command`'s help and no options, for the list of commands `proctor --help` prints."""
+
+    def listed() -> None:
+        raise RuntimeError("a listed command only shows its help")  # `--help` ends the process first
+
+    listed.__doc__ = command.__doc__
+    return listed
+
+
+def build_app(commands: Iterable[str] = COMMANDS, *, listing: bool = False) -> typer.Typer:
     """The `proctor` application with the given commands (all by default).
 
     Args:
         commands: Names from `COMMANDS`; each one's module is imported here.
+        listing: Register each command's help only, without its options: the app can print
+            `proctor --help` (the same text, built without reading ~200 option declarations) and run nothing.
 
     Returns:
         The app; call it to run the command line.
@@ -72,5 +90,6 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
     for name in COMMANDS:
         if name in wanted:
             module = importlib.import_module(f"proctor.cli._{name}")
-            app.command(name, epilog=module.EPILOG)(getattr(module, f"{name}_command"))
+            command = getattr(module, f"{name}_command")
+            app.command(name, epilog=module.EPILOG)(_listed(command) if listing else command)
     return app

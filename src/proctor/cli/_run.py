@@ -309,18 +309,20 @@ def run_command(
 
     Prints a results table (or, with --json or --ci, a JSON summary) and writes the results JSON.
     """
-    from proctor.cli._console import Observer, exit_code, print_results, summary_text
-    from proctor.run import RunOptions, filter_cases, run_sync
-
-    project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
-    config = project.config
-    target = from_project(context, "target", target, _configured(config.target, config.matrix, "targets"))
-    model = from_project(context, "model", model, _configured(config.model, config.matrix, "models"))
-    judge = from_project(context, "judge", judge, config.judge)
-    concurrency = from_project(context, "concurrency", concurrency, config.concurrency)
-    results_dir = from_project(context, "results_dir", results_dir, project.results_dir)
-    gc.disable()  # loading builds long-lived objects and no garbage cycles: collecting midway halves its speed
+    # importing and loading build long-lived objects and no garbage cycles: collecting midway halves loading's
+    # speed (`proctor.cli.main` keeps it off from start-up on; a caller of `app` may not)
+    gc.disable()
     try:
+        from proctor.cli._console import Observer, exit_code, print_results, summary_text
+        from proctor.run import RunOptions, filter_cases, run_sync
+
+        project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
+        config = project.config
+        target = from_project(context, "target", target, _configured(config.target, config.matrix, "targets"))
+        model = from_project(context, "model", model, _configured(config.model, config.matrix, "models"))
+        judge = from_project(context, "judge", judge, config.judge)
+        concurrency = from_project(context, "concurrency", concurrency, config.concurrency)
+        results_dir = from_project(context, "results_dir", results_dir, project.results_dir)
         suites: Any = load_suites_or_exit(
             paths or [],
             trusted=trust,

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from proctor.drivers.conversation import Conversation, exchange
 from proctor.errors import ModelError, ModelOutputError, ProctorError
-from proctor.models import GenerateConfig
 from proctor.transcript import Message
 
 if TYPE_CHECKING:
@@ -155,6 +154,8 @@ class Simulator:
         ]
         # the simulator plays the user: its own messages are the "assistant" side of its chat
         chat.extend({"role": "assistant" if m.role == "user" else "user", "content": m.content} for m in messages)
+        from proctor.models import GenerateConfig  # must stay fast: the model layer loads once a user is simulated
+
         # providers take 32-bit seeds; the trial's seed may be larger
         config = GenerateConfig(temperature=spec.persona.temperature, seed=seed % 2**31)
         response = await self.model.generate(chat, config, role="simulator")
@@ -302,6 +303,8 @@ async def judge_asked_for(model: Model, agent_text: str, fact: str) -> bool:
         {"role": "system", "content": ASKED_PROMPT},
         {"role": "user", "content": f"Assistant message:\n{agent_text}\n\nInformation:\n{fact}\n\nDoes it ask?"},
     ]
+    from proctor.models import GenerateConfig  # must stay fast: see `Simulator.next_message`
+
     response = await model.generate(chat, GenerateConfig(temperature=0.0, max_tokens=16), role="judge")
     word = re.sub(r"[^a-z]", "", response.text.strip().lower().split(maxsplit=1)[0] if response.text.strip() else "")
     if word not in ("yes", "no"):

@@ -11,33 +11,35 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 
-from proctor.checks._judging import Judge
-from proctor.drivers.simulator import Simulator
-from proctor.models import Model, ModelSettings, get_model
 from proctor.results import TrialResult
-from proctor.run.arms import run_simulated_trial
 from proctor.run.execute import execute
 from proctor.run.options import RunObserver, RunOptions
 from proctor.run.plan import Plan, TrialWork, plan_run, target_identity, trial_seed
 from proctor.run.prepare import serve_tools
 from proctor.run.record import Recorder, RunOutcome
-from proctor.run.services import ModelServices
 from proctor.run.trial import run_trial
 from proctor.scoring import ErrorBudget
-from proctor.state import StateManager, start_states
 from proctor.suite import Case, Suite
 from proctor.suite._tools import ToolSpec
 from proctor.targets import SessionContext, Target, build_target
 from proctor.traces import open_export
 
+if TYPE_CHECKING:  # must stay fast: judges, simulators, models and graphs load when a run uses them
+    from proctor.checks._judging import Judge
+    from proctor.drivers.simulator import Simulator
+    from proctor.models import Model
+    from proctor.run.services import ModelServices
+    from proctor.state import StateManager
+
 __all__ = ["RemoteTrials", "TrialRunner", "run", "run_sync"]
 
 TrialRunner = Callable[[TrialWork], Awaitable[TrialResult]]
 """Runs one planned trial and returns its result."""
-RemoteTrials = Callable[[Plan, RunOptions, ModelServices | None], AbstractAsyncContextManager[TrialRunner]]
+RemoteTrials = Callable[[Plan, RunOptions, "ModelServices | None"], AbstractAsyncContextManager[TrialRunner]]
 """Opens somewhere else to run trials (`proctor.cluster`), given the plan, options and this process's models."""
 
 
@@ -69,6 +71,8 @@ class _Resources:
     async def start_states(self, cases: Iterable[Case], options: RunOptions) -> None:
         cases = list(cases)
         if cases:
+            from proctor.state import start_states  # must stay fast: graph backends load for a case with a graph
+
             # the built targets (a `--target` override included) tell whether the agent learns the graph
             targets = {case.name: self.targets[f"{case.file}::{case.name}"] for case in cases}
             self.states = await start_states(cases, options.state, targets=targets)
@@ -80,7 +84,7 @@ class _Resources:
             or options.simulator
             or any(c.judge is not None or c.simulator is not None for c in plan.cases)
         )
-        models = self.models = ModelServices(options) if wants_models else None
+        models = self.models = _model_services(options) if wants_models else None
         for case in plan.cases:
             key = f"{case.file}::{case.name}"
             self.judges[key] = models.judge_for(case) if models else None
@@ -91,6 +95,8 @@ class _Resources:
         name = _tool_model_name(tool, case, self.options)
         if name is None:
             return None
+        from proctor.models import ModelSettings, get_model  # must stay fast: models load for a simulated tool
+
         models = self.models
         settings = ModelSettings(
             ledger=models.ledger if models else None,
@@ -200,11 +206,20 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
     states = resources.states if key in plan.state_keys else None
     target, judge = resources.targets[key], resources.judges[key]
     if case.simulate is not None:
+        from proctor.run.arms import run_simulated_trial  # must stay fast: loads for a simulated user only
+
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
     return await run_trial(
         case, work.number, target, context, judge, states, strict=options.strict, checklist=work.checklist
     )
+
+
+def _model_services(options: RunOptions) -> ModelServices:
+    """The run's judge and simulator models (the model layer loads only for a run that uses one)."""
+    from proctor.run.services import ModelServices  # must stay fast: the model layer
+
+    return ModelServices(options)
 
 
 def _tool_model_name(tool: ToolSpec, case: Case, options: RunOptions) -> str | None:

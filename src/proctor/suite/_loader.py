@@ -16,13 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
-from ruamel.yaml.error import YAMLError as RuamelError
 
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
@@ -42,6 +37,7 @@ from proctor.suite._yaml import (
     YamlProblem,
     fast_load,
     located_load,
+    or_pyyaml_error,
     prescan,
     syntax_mark,
     syntax_message,
@@ -379,6 +375,11 @@ def _read_located(name: str, text: str, problems: list[YamlProblem]) -> tuple[di
         document, positions, key_positions = located
         _require_mapping(name, document)
         return document, positions, key_positions
+    # must stay fast: ruamel.yaml loads only for a file libyaml's composer cannot locate
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
+    from ruamel.yaml.error import YAMLError as RuamelError
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ReusedAnchorWarning)  # YAML lets an anchor be redefined
@@ -435,7 +436,7 @@ def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust 
             fast = _expand(fast, path, trust).data  # `vars:` and `dataset:` rows
             spec = SuiteFileSpec.model_validate(fast, context={"checks": checks})
             return _resolve(path, spec, {}, source, trust, checks, fail_fast=True), parsed
-    except (yaml.YAMLError, DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
+    except or_pyyaml_error(DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):
         pass
     return None, parsed
 
@@ -491,6 +492,8 @@ def _plain(
     A node met again through an alias is copied once and shared (as YAML means it), so aliases cost
     no more than their anchor; a problem inside a repeat is located at the alias.
     """
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq  # loaded already: `_read_located` read the nodes
+
     seen = {} if seen is None else seen
     if isinstance(node, CommentedMap | CommentedSeq) and id(node) in seen:
         return seen[id(node)]

@@ -13,16 +13,15 @@ import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.error import MarkedYAMLError
-from ruamel.yaml.error import YAMLError as RuamelError
 
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._yaml import syntax_mark, syntax_message
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap
 
 __all__ = [
     "HOME_ENV",
@@ -185,6 +184,12 @@ def read_project_config(path: Path) -> ProjectConfig:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read the project config: {exc}")]) from None
+    # must stay fast: ruamel.yaml loads only for a project that has a `proctor.yaml`
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.error import YAMLError as RuamelError
+
     try:
         document = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:

@@ -11,121 +11,50 @@ nothing constructed) and turns what would crash or hang a reader into located pr
 characters and malformed YAML, nesting deeper than `MAX_DEPTH`, aliases that expand to more than
 `MAX_NODES` values (a "billion laughs" file is a few hundred bytes), tags outside the safe set (the
 `!!python/...` family above all) and integers no reader can hold.
+
+yaml-rs reads most clean files alone; PyYAML (`proctor.suite._libyaml`: the reference reader, the located
+reader and the scan) loads only when a text needs it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 from typing import Any
 
-import yaml
 import yaml_rs
 
+from proctor.suite._yaml_common import (
+    CORE_TAG,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_NODES,
+    SAFE_TAGS,
+    DuplicateKeyError,
+    Positions,
+    YamlProblem,
+    syntax_mark,
+    syntax_message,
+)
+
 __all__ = [
+    "CORE_TAG",
     "MAX_DEPTH",
     "MAX_NODES",
+    "SAFE_TAGS",
     "DuplicateKeyError",
+    "Positions",
     "YamlProblem",
     "fast_load",
     "located_load",
+    "or_pyyaml_error",
     "prescan",
     "pyyaml_load",
     "rs_load",
     "syntax_mark",
     "syntax_message",
 ]
-
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-MAX_DEPTH = 100
-"""Deepest nesting of sequences and mappings a suite file may have."""
-MAX_NODES = 1_000_000
-"""Most values a file may hold once every alias is expanded."""
-MAX_INT_DIGITS = 1_000
-"""Longest integer, in digits."""
-_CORE = "tag:yaml.org,2002:"
-SAFE_TAGS = frozenset({"!", *(_CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))})
-"""The only explicit tags a suite file may carry: YAML's core schema."""
-_STR = _CORE + "str"
-_INT = re.compile(r"^[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|0b[01]+)$")
-
-
-class YamlProblem(ValueError):
-    """What makes a YAML text unreadable, and where (1-based line and column, when known)."""
-
-    def __init__(self, line: int | None, column: int | None, message: str, *, syntax: bool = False) -> None:
-        super().__init__(message)
-        self.line = line
-        self.column = column
-        self.message = message
-        self.syntax = syntax
-        """A syntax error: the text is not YAML at all (the round-trip reader words these better)."""
-
-
-class DuplicateKeyError(ValueError):
-    """A mapping repeats a key (YAML forbids it; PyYAML would silently keep the last)."""
-
-
-class _Core12Loader(_BaseLoader):  # type: ignore[misc]
-    """Safe loader with YAML 1.2 core-schema scalars and duplicate-key detection."""
-
-    yaml_implicit_resolvers: dict[Any, Any] = {}
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == _CORE + "merge":
-                continue  # `<<: *defaults`: merged by the base constructor; explicit keys win
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise DuplicateKeyError(f"duplicate key {key!r}")
-            seen.add(key)
-        return dict(super().construct_mapping(node, deep=deep))
-
-
-_Core12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Core12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"),
-)
-_Core12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+0123456789."),
-)
-_Core12Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
-_Core12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
-)
-
-
-def _int(loader: Any, node: Any) -> int:
-    return parse_int(loader.construct_scalar(node))
-
-
-def parse_int(text: str) -> int:
-    """Read a YAML integer: decimal, `0o` octal, `0x` hex or (with an explicit `!!int`) `0b` binary.
-
-    Raises:
-        ValueError: It is none of these, or longer than `MAX_INT_DIGITS`.
-    """
-    if len(text) > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {len(text):,} characters (at most {MAX_INT_DIGITS:,})")
-    sign = -1 if text.startswith("-") else 1
-    digits = text.lstrip("+-")
-    for prefix, base in (("0o", 8), ("0x", 16), ("0b", 2)):
-        if digits.startswith(prefix):
-            return sign * int(digits[2:], base)
-    return sign * int(digits)
-
-
-_Core12Loader.add_constructor("tag:yaml.org,2002:int", _int)
 
 
 def fast_load(text: str) -> Any:
@@ -140,13 +69,35 @@ def fast_load(text: str) -> Any:
 
 
 def pyyaml_load(text: str) -> Any:
-    """Parse YAML text with libyaml and the YAML 1.2 core schema (`_Core12Loader`): the reference reader.
+    """Parse YAML text with libyaml and the YAML 1.2 core schema: the reference reader (`_libyaml.pyyaml_load`).
 
     Raises:
         yaml.YAMLError: The text is not valid YAML.
         DuplicateKeyError: A mapping repeats a key.
     """
-    return yaml.load(text, Loader=_Core12Loader)  # a SafeLoader subclass
+    from proctor.suite import _libyaml  # must stay fast: PyYAML loads for a text yaml-rs leaves to it
+
+    return _libyaml.pyyaml_load(text)
+
+
+def located_load(text: str, *, max_depth: int = MAX_DEPTH) -> tuple[Any, Positions, Positions] | None:
+    """The document with where each value and key stands, or `None` (see `_libyaml.located_load`)."""
+    from proctor.suite import _libyaml  # must stay fast: see `pyyaml_load`
+
+    return _libyaml.located_load(text, max_depth=max_depth)
+
+
+def prescan(text: str) -> list[YamlProblem]:
+    """What in a YAML text would crash or hang a reader, located (see `_libyaml.prescan`)."""
+    from proctor.suite import _libyaml  # must stay fast: see `pyyaml_load`
+
+    return _libyaml.prescan(text)
+
+
+def or_pyyaml_error(*others: type[BaseException]) -> tuple[type[BaseException], ...]:
+    """`others` and, once PyYAML is loaded, `yaml.YAMLError` (nothing raises it before): for `except` clauses."""
+    module = sys.modules.get("yaml")
+    return others if module is None else (*others, module.YAMLError)
 
 
 DEFER: Any = object()
@@ -200,10 +151,17 @@ _SPELLING_CLASSES = bytes(
 """A `bytes.translate` table that finds `0x`-like prefixes (`ZP`) and `.inf`-like words (`.Q`) fast."""
 _LONG_NUMBER = b"0" * (MAX_INT_DIGITS - 10)  # a run of hex digits that may be an integer PyYAML refuses
 _DEEP = b"-" * 100  # a line indented (or `- - -` nested) this deep: yaml-rs recursion is unbounded
-_NON_ASCII_UNSAFE = re.compile(
-    "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
-"""Characters libyaml refuses or reads as YAML 1.1 line breaks (NEL, LS, PS), and the byte-order mark."""
+
+
+@functools.cache
+def _non_ascii_unsafe() -> re.Pattern[str]:
+    """Characters libyaml refuses or reads as YAML 1.1 line breaks (NEL, LS, PS), and the byte-order mark.
+
+    Compiled on first use (by a text that is not ASCII): its ranges cost ~10 ms to compile.
+    """
+    return re.compile("[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
 _INDICATOR = re.compile(r"[\s\[{,:][!&*?%]|[\[{,][ ]*[|>@`]|[\s\[{,:][|>](?![-+1-9]*[ \r]*(?:#[^\n]*)?$)", re.MULTILINE)
 """Where a node starts: a tag, anchor, alias, complex key or directive; a `|` or `>` that starts no block
 scalar (in a flow, or followed by text); `@` or a backtick in a flow."""
@@ -232,7 +190,7 @@ def _rs_safe(text: str) -> bool:
 
     Conservative: a false alarm costs only speed (the text goes to libyaml).
     """
-    if not text.isascii() and _NON_ASCII_UNSAFE.search(text):
+    if not text.isascii() and _non_ascii_unsafe().search(text):
         return False
     classes = text.encode("utf-8").translate(_CLASSES)
     if b"\x00" in classes or _LONG_NUMBER in classes or b"\n" + _DEEP in classes or classes.startswith(_DEEP):
@@ -289,85 +247,6 @@ def _one_document(text: str) -> bool:
     return _COMMENTS.fullmatch(text, 0, start) is not None and _BARE_MARKER.fullmatch(line) is not None
 
 
-Loc = tuple[str | int, ...]
-Positions = dict[Loc, tuple[int, int]]
-
-
-class _Unlocated(Exception):
-    """A construct `located_load` leaves to the round-trip reader (merge or collection keys, a repeated key)."""
-
-
-def located_load(text: str, *, max_depth: int = MAX_DEPTH) -> tuple[Any, Positions, Positions] | None:
-    """Parse YAML text into plain values with where each value and each key stands (1-based line, column).
-
-    libyaml composes the nodes (with their marks) and `_Core12Loader` builds the scalars, so the values are
-    those of `fast_load`; it is about 20x faster than ruamel.yaml's round trip, which the loader keeps for
-    what this leaves to it (`None`): syntax errors (ruamel words them better), merge keys, keys that are
-    collections, repeated keys. A value met again through an alias is built once and shared.
-    Run it only on a text `prescan` passed, or one `fast_load` read that has no aliases; a document nested
-    deeper than `max_depth` is `None` too (for `prescan` to report).
-
-    Returns:
-        The document, the positions of values and of keys by location (`("cases", 0, "name")`), or `None`.
-    """
-    if "<<" in text:
-        return None
-    loader = _Core12Loader(text)
-    try:
-        node = loader.get_single_node()
-        positions: Positions = {}
-        key_positions: Positions = {}
-        data = None if node is None else _located(loader, node, (), positions, key_positions, {}, max_depth)
-    except (yaml.YAMLError, _Unlocated, ValueError, TypeError, RecursionError):
-        return None
-    finally:
-        loader.dispose()
-    return data, positions, key_positions
-
-
-def _at(node: Any) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
-
-
-def _located(
-    loader: Any,
-    node: Any,
-    loc: Loc,
-    positions: Positions,
-    key_positions: Positions,
-    seen: dict[int, Any],
-    max_depth: int,
-) -> Any:
-    if id(node) in seen:
-        return seen[id(node)]
-    if len(loc) >= max_depth and isinstance(node, yaml.CollectionNode):
-        raise _Unlocated
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _CORE + "merge":
-                raise _Unlocated
-            key = key_node.value if key_node.tag == _STR else loader.construct_object(key_node)
-            key = key if isinstance(key, str | int | float | bool) else str(key)
-            if key in out:
-                raise _Unlocated
-            child = (*loc, str(key))
-            key_positions[child] = _at(key_node)
-            positions[child] = _at(value_node)
-            out[key] = _located(loader, value_node, child, positions, key_positions, seen, max_depth)
-        seen[id(node)] = out
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        items: list[Any] = []
-        for index, value_node in enumerate(node.value):
-            child = (*loc, index)
-            positions[child] = key_positions[child] = _at(value_node)
-            items.append(_located(loader, value_node, child, positions, key_positions, seen, max_depth))
-        seen[id(node)] = items
-        return items
-    return node.value if node.tag == _STR else loader.construct_object(node)
-
-
 _TOP_KEY = re.compile(r"^(?![\s#-])([^:#\n]+?)\s*:(?:[ \t]|$)", re.MULTILINE)
 
 
@@ -381,144 +260,3 @@ def top_level_keys(text: str) -> set[str] | None:
     if body.startswith(("{", "[", "---", "%")):
         return None
     return {match.group(1).strip().strip("'\"") for match in _TOP_KEY.finditer(text)}
-
-
-def prescan(text: str) -> list[YamlProblem]:
-    """Check a YAML text for what would crash or hang a reader, without building it.
-
-    Returns:
-        The problems found (at most a few: the scan stops at the first one that makes the rest moot).
-    """
-    problems: list[YamlProblem] = []
-    sizes: dict[str, int] = {}
-    stack: list[tuple[int, str | None]] = []  # per open collection: values inside it so far, its anchor
-    total = 0
-    try:
-        for event in yaml.parse(text, Loader=_BaseLoader):
-            mark = event.start_mark
-            tag = getattr(event, "tag", None)
-            if tag is not None and tag not in SAFE_TAGS:
-                problems.append(_problem(mark, f"tag {_short_tag(tag)} is not allowed{_TAG_HINT}"))
-            count = 0
-            if isinstance(event, yaml.CollectionStartEvent):
-                if len(stack) >= MAX_DEPTH:
-                    problems.append(_problem(mark, f"nested more than {MAX_DEPTH} levels deep"))
-                    return problems
-                stack.append((0, event.anchor))
-                continue
-            if isinstance(event, yaml.CollectionEndEvent):
-                inside, anchor = stack.pop()
-                count = inside + 1
-                if anchor is not None:
-                    sizes[anchor] = count
-            elif isinstance(event, yaml.ScalarEvent):
-                count = 1
-                problem = _scalar_problem(event)
-                if problem:
-                    problems.append(_problem(mark, problem))
-                if event.anchor is not None:
-                    sizes[event.anchor] = 1
-            elif isinstance(event, yaml.AliasEvent):
-                if event.anchor not in sizes:  # undefined, or an anchor still open: a recursive alias
-                    problems.append(_problem(mark, f"alias *{event.anchor} refers to no finished anchor"))
-                    return problems
-                count = sizes[event.anchor]
-                total += count
-            if stack and count:
-                stack[-1] = (stack[-1][0] + count, stack[-1][1])
-            total += 1 if not isinstance(event, yaml.AliasEvent) else 0
-            if total > MAX_NODES:
-                problems.append(_problem(mark, f"aliases expand this file to more than {MAX_NODES:,} values"))
-                return problems
-    except yaml.MarkedYAMLError as exc:
-        mark = syntax_mark(exc)
-        if "nesting depth" in str(exc.problem):  # libyaml's own limit, met while scanning ahead of ours
-            problems.append(_problem(mark, f"nested more than {MAX_DEPTH} levels deep"))
-        else:
-            problems.append(_problem(mark, syntax_message(exc), syntax=True))
-    except yaml.reader.ReaderError as exc:
-        line, column = _position(text, exc.position)
-        problems.append(YamlProblem(line, column, f"invalid YAML: {_reader_reason(exc)}"))
-    except yaml.YAMLError as exc:
-        problems.append(YamlProblem(None, None, f"invalid YAML: {exc}"))
-    return problems
-
-
-def syntax_mark(exc: Any) -> Any:
-    """Where a YAML syntax error starts (PyYAML's or ruamel.yaml's marked error; `None` when unknown).
-
-    A reader that runs off the end of the text (an unclosed quote, bracket or brace), or meets the next
-    lines still inside a bracket opened lines earlier, reports where it noticed; the construct it was
-    reading (its `context_mark`) is where the user's mistake is. Any other error is where it stopped.
-    """
-    return (
-        exc.context_mark
-        if _left_open(exc)
-        else getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    )
-
-
-def _left_open(exc: Any) -> bool:
-    """Whether the error is a construct left open: the text ended, or a flow collection ran on past its line."""
-    problem = str(getattr(exc, "problem", "") or "")
-    context = str(getattr(exc, "context", "") or "")
-    start, stop = getattr(exc, "context_mark", None), getattr(exc, "problem_mark", None)
-    if start is None:
-        return False
-    if "end of stream" in problem or "<stream end>" in problem:
-        return True
-    return context.startswith("while parsing a flow") and stop is not None and stop.line > start.line
-
-
-def syntax_message(exc: Any) -> str:
-    """The words for a YAML syntax error, naming the construct left open when it was."""
-    problem = str(getattr(exc, "problem", "") or "")
-    context = str(getattr(exc, "context", "") or "")
-    if not _left_open(exc):
-        return f"invalid YAML: {problem or context}"
-    what = context.removeprefix("while scanning ").removeprefix("while parsing ")
-    if "end of stream" in problem or "<stream end>" in problem:
-        return f"invalid YAML: {what} starts here and is not closed before the end of the file ({problem})"
-    stop = exc.problem_mark
-    return f"invalid YAML: {what} starts here and is not closed ({problem}, line {stop.line + 1})"
-
-
-_TAG_HINT = "; a suite file is data: only the core tags !!str, !!int, !!float, !!bool, !!null, !!seq, !!map"
-
-
-def _short_tag(tag: str) -> str:
-    return "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
-
-
-def _scalar_problem(event: Any) -> str | None:
-    value: str = event.value
-    explicit_int = event.tag == _CORE + "int"
-    plain = not event.style and event.tag is None
-    if explicit_int or (plain and _INT.match(value) and "0b" not in value):
-        try:
-            parse_int(value)
-        except ValueError as exc:
-            return f"cannot read {value[:40]!r} as an integer: {exc}"
-    return None
-
-
-def _problem(mark: Any, message: str, *, syntax: bool = False) -> YamlProblem:
-    if mark is None:
-        return YamlProblem(None, None, message, syntax=syntax)
-    return YamlProblem(mark.line + 1, mark.column + 1, message, syntax=syntax)
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    """Line and column of a libyaml offset (libyaml counts UTF-8 bytes; the pure reader characters)."""
-    if _BaseLoader is yaml.SafeLoader:
-        before = text[:offset]
-    else:
-        before = text.encode("utf-8")[:offset].decode("utf-8", "replace")
-    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
-
-
-def _reader_reason(exc: Any) -> str:
-    character = exc.character
-    if isinstance(character, int):
-        return f"control character #x{character:04x} is not allowed (escape it in a double-quoted string)"
-    return f"{exc.reason}"
