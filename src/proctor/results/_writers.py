@@ -8,7 +8,6 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree as ET
 
 from proctor.results._json import dumps
 
@@ -86,6 +85,8 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> None:
 
 def write_junit(path: Path, run: dict[str, Any]) -> None:
     """Write JUnit XML: one test case per case x trial, errors apart from failures."""
+    from xml.etree import ElementTree as ET  # JUnit output only: not loaded by every run
+
     suites = ET.Element("testsuites", name=f"proctor {run['run_id']}")
     by_suite: dict[str, list[dict[str, Any]]] = {}
     for case in run["cases"]:

@@ -18,6 +18,9 @@ Example:
     ```
 """
 
+from typing import TYPE_CHECKING
+
+from proctor._lazy import lazy_attributes as _lazy_attributes
 from proctor.state._base import (
     BlockingGraph,
     Graph,
@@ -28,21 +31,50 @@ from proctor.state._base import (
     plain,
     render_cypher,
 )
-from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend, FalkorDBGraph
-from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend, Neo4jGraph, neo4j_value
-from proctor.state._plan import EMBEDDED, GraphSource, StatePlan, graph_override, plan_state, state_notices
-from proctor.state._service import (
-    ENV_BACKEND,
-    ENV_GRAPH,
-    ENV_LABEL,
-    ENV_URI,
-    StateManager,
-    StateService,
-    StateSettings,
-    TrialState,
-    resolve_settings,
-    start_states,
-)
+
+if TYPE_CHECKING:
+    from proctor.state._falkordb import EmbeddedFalkorDB, FalkorDBBackend, FalkorDBGraph
+    from proctor.state._neo4j import DEFAULT_NEO4J_URI, Neo4jBackend, Neo4jGraph, neo4j_value
+    from proctor.state._plan import EMBEDDED, GraphSource, StatePlan, graph_override, plan_state, state_notices
+    from proctor.state._service import (
+        ENV_BACKEND,
+        ENV_GRAPH,
+        ENV_LABEL,
+        ENV_URI,
+        StateManager,
+        StateService,
+        StateSettings,
+        TrialState,
+        resolve_settings,
+        start_states,
+    )
+
+_LAZY = {
+    "DEFAULT_NEO4J_URI": "_neo4j",
+    "EMBEDDED": "_plan",
+    "ENV_BACKEND": "_service",
+    "ENV_GRAPH": "_service",
+    "ENV_LABEL": "_service",
+    "ENV_URI": "_service",
+    "EmbeddedFalkorDB": "_falkordb",
+    "FalkorDBBackend": "_falkordb",
+    "FalkorDBGraph": "_falkordb",
+    "GraphSource": "_plan",
+    "Neo4jBackend": "_neo4j",
+    "Neo4jGraph": "_neo4j",
+    "StateManager": "_service",
+    "StatePlan": "_plan",
+    "StateService": "_service",
+    "StateSettings": "_service",
+    "TrialState": "_service",
+    "graph_override": "_plan",
+    "neo4j_value": "_neo4j",
+    "plan_state": "_plan",
+    "resolve_settings": "_service",
+    "start_states": "_service",
+    "state_notices": "_plan",
+}
+"""The names whose modules load on first use: graph backends, plan and service (a run with no graph needs none)."""
 
 __all__ = [
     "DEFAULT_NEO4J_URI",
@@ -77,3 +109,9 @@ __all__ = [
     "start_states",
     "state_notices",
 ]
+
+__getattr__ = _lazy_attributes(__name__, _LAZY)
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
