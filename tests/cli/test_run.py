@@ -382,3 +382,38 @@ def test_k_sets_pass_at_k_and_pass_hat_k_with_wilson_intervals_everywhere(tmp_pa
     beyond = runner.invoke(app, ["run", str(directory), "--model", "k5", "--k", "5", "--ci"])
     assert json.loads(beyond.stdout)["cases"][0]["pass_at_k"] is None  # 4 trials cannot estimate k = 5
     assert runner.invoke(app, ["run", str(directory), "--k", "0"]).exit_code == 2
+
+
+def many_cases(count: int, failing: set[int]) -> str:
+    """A suite of `count` one-turn cases named `case-000`...; those numbered in `failing` fail."""
+    lines = ["name: many", "trials: 1", "target: python:helpers.agents:echo", "cases:"]
+    for number in range(count):
+        needle = "goodbye" if number in failing else "hello"
+        lines += [f"  - name: case-{number:03d}", "    turns:", '      - content: "hello there"']
+        lines += ["        assert:", f"          - {{type: contains, value: {needle}}}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_large_run_lists_only_the_cases_that_did_not_pass_unless_verbose(tmp_path: Path) -> None:
+    suite_dir(tmp_path, many=many_cases(101, {7}))
+    result = runner.invoke(app, ["run", str(tmp_path), "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert "case-007" in result.output and "case-008" not in result.output
+    assert "100 passed cases not listed: the results file has every case" in result.output
+    assert "101 cases: 100 passed, 1 failed" in result.output
+    verbose = runner.invoke(app, ["run", str(tmp_path), "--quiet", "--verbose"])
+    assert "case-008" in verbose.output and "case-100" in verbose.output and "not listed" not in verbose.output
+
+
+def test_a_large_run_where_every_case_passed_says_so_in_one_line(tmp_path: Path) -> None:
+    suite_dir(tmp_path, many=many_cases(101, set()))
+    result = runner.invoke(app, ["run", str(tmp_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "101 cases passed (not listed one by one)" in result.output and "case-000" not in result.output
+
+
+def test_a_run_of_up_to_100_cases_lists_every_case(tmp_path: Path) -> None:
+    suite_dir(tmp_path, many=many_cases(100, {7}))
+    result = runner.invoke(app, ["run", str(tmp_path), "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert "case-007" in result.output and "case-099" in result.output and "not listed" not in result.output

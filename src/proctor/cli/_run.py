@@ -226,7 +226,10 @@ def run_command(
         "-v",
         envvar="PROCTOR_VERBOSE",
         rich_help_panel=PANEL_OUTPUT,
-        help="Show every check, and the Cypher run with timings.",
+        help=(
+            "Show every check, every case in the results table (of more than 100 cases, only those that did not"
+            " pass are listed otherwise), and the Cypher run with timings."
+        ),
     ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", envvar="PROCTOR_QUIET", rich_help_panel=PANEL_OUTPUT, help="No progress output."
