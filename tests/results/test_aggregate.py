@@ -14,6 +14,7 @@ from proctor.results import CaseResult, RunResult, TrialResult, with_k
 from proctor.results._aggregate import (
     TRIAL_STATUSES,
     _aggregate_trials,
+    add_costs,
     aggregate_case,
     failing_checks,
     zero_costs,
@@ -182,9 +183,26 @@ def test_case_aggregates_are_those_of_the_reference_computation(
     assert json.loads(case.to_json(k)) == json.loads(json.dumps(case.to_dict(k)))
 
 
+def _costs_step_by_step(trial: TrialResult) -> dict[str, Any]:
+    """A trial's costs summed step by step with `add_costs`, as a run without simulated arms counts them."""
+    judge = zero_costs()
+    for check in trial.checks:
+        call = (check.details or {}).get("judge")
+        if call:
+            calls = call.get("calls", 1)
+            usage = {"prompt": call["usage"]["prompt"], "completion": call["usage"]["completion"]}
+            cached = calls if call.get("cached") else 0
+            add_costs(judge, {"calls": calls, "cached_calls": cached, **usage, "cost_usd": call.get("cost_usd")})
+    agent = zero_costs()
+    replies = sum(1 for m in trial.turns if m.role == "assistant")
+    tokens = {"prompt": trial.usage.prompt_tokens, "completion": trial.usage.completion_tokens}
+    add_costs(agent, {"calls": replies, **tokens, "cost_usd": trial.agent_cost_usd})
+    return {"agent": agent, "judge": judge}
+
+
 @settings(max_examples=100, deadline=None)
 @given(_trials(1))
-def test_a_scripted_trials_costs_are_those_of_the_general_count(trial: TrialResult) -> None:
-    """A trial without simulated arms counts its costs on a shorter path: the same values, to the bit."""
-    general = TrialResult(**{**{f: getattr(trial, f) for f in _FIELDS}, "simulation": {}})  # no arms: the general path
-    assert json.dumps(trial.costs()) == json.dumps(general.costs())
+def test_a_scripted_trials_costs_are_those_summed_step_by_step(trial: TrialResult) -> None:
+    """A trial without simulated arms counts its costs in one step: the same values, to the bit."""
+    no_arms = TrialResult(**{**{f: getattr(trial, f) for f in _FIELDS}, "simulation": {}})
+    assert json.dumps(trial.costs()) == json.dumps(no_arms.costs()) == json.dumps(_costs_step_by_step(trial))

@@ -112,24 +112,22 @@ class TrialResult:
         return self._costs
 
     def _count_costs(self) -> dict[str, RoleCosts]:
-        if self.simulation is None:
-            return self._count_scripted_costs()
-        arms = list((self.simulation or {}).get("arms", {}).values())
-        details = [c.get("details") or {} for arm in arms for c in arm.get("checks") or []] if arms else None
+        arms = list(self.simulation.get("arms", {}).values()) if self.simulation else []
         judge = zero_costs()
+        details = [c.get("details") for arm in arms for c in arm.get("checks") or []] if arms else None
         for detail in details if details is not None else [c.details for c in self.checks]:
             call = detail.get("judge") if detail else None
             if call:
                 add_costs(judge, _call_costs(call))
-        replies = (
-            sum(1 for arm in arms for m in arm.get("turns") or [] if m.get("role") == "assistant")
-            if arms
-            else sum(1 for m in self.turns if m.role == "assistant")
-        )
-        agent = zero_costs()
-        usage = self.usage
-        prices = {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "cost_usd": self.agent_cost_usd}
-        add_costs(agent, {"calls": replies, **prices})
+        roles = [m.get("role") for a in arms for m in a.get("turns") or []] if arms else [m.role for m in self.turns]
+        usage, cost = self.usage, self.agent_cost_usd
+        agent: RoleCosts = {  # what `add_costs` makes of these on `zero_costs()`, in one step
+            "calls": roles.count("assistant"),
+            "cached_calls": 0,
+            "prompt": usage.prompt_tokens,
+            "completion": usage.completion_tokens,
+            "cost_usd": None if cost is None else round(0.0 + cost, 8),
+        }
         if not arms:
             return {"agent": agent, "judge": judge}
         simulator = zero_costs()
@@ -140,24 +138,6 @@ class TrialResult:
                 simulator, {**part, "calls": arm.get("simulator_calls", 0), "cost_usd": arm.get("simulator_cost_usd")}
             )
         return {"agent": agent, "judge": judge, "simulator": simulator}
-
-    def _count_scripted_costs(self) -> dict[str, RoleCosts]:
-        """`_count_costs` of a trial without simulated arms (what it computes, ~2x sooner: W2's every trial)."""
-        judge = zero_costs()
-        for check in self.checks:
-            details = check.details
-            call = details.get("judge") if details else None
-            if call:
-                add_costs(judge, _call_costs(call))
-        usage, cost = self.usage, self.agent_cost_usd
-        agent: RoleCosts = {
-            "calls": 0 + sum(1 for m in self.turns if m.role == "assistant"),
-            "cached_calls": 0,
-            "prompt": 0 + usage.prompt_tokens,
-            "completion": 0 + usage.completion_tokens,
-            "cost_usd": None if cost is None else round(0.0 + cost, 8),
-        }
-        return {"agent": agent, "judge": judge}
 
     def latencies(self) -> list[float]:
         """Latency of each assistant reply, in ms."""
