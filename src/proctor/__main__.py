@@ -1,5 +1,5 @@
 """`python -m proctor` runs the command line."""
 
-from proctor.cli import main
+from proctor.cli import script
 
-main()
+script()

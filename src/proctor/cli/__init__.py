@@ -12,11 +12,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from proctor import __version__
+from proctor.cli._exit import end_process
 
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "script"]
 
 _gc_paused = False
 
@@ -47,6 +48,22 @@ def main() -> None:
         sys.exit(application(standalone_mode=True))
     finally:
         resume_gc()  # a usage error or `--help` ends before any command starts
+
+
+def script() -> None:
+    """The `proctor` script and `python -m proctor`: `main`, then the process ends without a teardown.
+
+    `proctor.cli._exit.end_process` runs the `atexit` handlers and flushes, but does not free the objects a
+    command leaves (a tenth of a 5,000-case run's time). An exception other than `SystemExit` ends the
+    process the normal way, with its traceback.
+    """
+    try:
+        main()
+    except SystemExit as exc:
+        code: object = exc.code
+    else:
+        code = None
+    end_process(code)
 
 
 def _pause_gc() -> None:
