@@ -80,11 +80,11 @@ def test_every_command_is_listed_with_the_first_paragraph_of_its_help() -> None:
 
 @given(
     words=st.lists(st.text(alphabet="abcdefghij-.", min_size=1, max_size=30), min_size=1, max_size=12),
-    spaces=st.lists(st.sampled_from([" ", "  "]), min_size=12, max_size=12),
+    spaces=st.lists(st.sampled_from([" ", "  ", "   "]), min_size=13, max_size=13),
     width=st.integers(min_value=1, max_value=40),
 )
 def test_words_wrap_and_fold_as_rich_wraps_them(words: list[str], spaces: list[str], width: int) -> None:
-    text = "".join(word + space for word, space in zip(words, spaces, strict=False)).rstrip()
+    text = spaces[-1] + "".join(word + space for word, space in zip(words, spaces, strict=False)).rstrip()
     console = Console(width=width, color_system=None)
     lines = Text(text).wrap(console, width, justify="left", overflow="fold")
     assert _wrap(text, width) == [line.plain for line in lines]

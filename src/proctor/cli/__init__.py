@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import TYPE_CHECKING, Any
 
 from proctor import __version__
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (and re): `--version` and `--help` need neither
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
 __all__ = ["app", "main"]

@@ -16,9 +16,11 @@ from __future__ import annotations
 import builtins
 import errno
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the listing loads neither it nor re
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
 
 __all__ = ["COLOUR", "HELP", "MIN_WIDTH", "NO_COLOUR", "SUMMARIES", "VERSION_HELP", "listing", "print_listing"]
 
@@ -73,7 +75,6 @@ NO_COLOUR = {
     "command": "1",
 }
 """The same with NO_COLOR set: rich keeps bold and dim and drops the colours."""
-_WORD = r"\s*\S+\s*"  # rich's word (rich._wrap): spaces, the word, its trailing spaces; compiled on first use
 
 
 def print_listing(*, no_arguments: bool) -> int | None:
@@ -214,8 +215,9 @@ def _detect_program_name() -> str:
     return ""
 
 
-Paint = Callable[[str, str], str]
-"""`paint(text, style)`: `text` within the escape codes of the named style."""
+if TYPE_CHECKING:
+    Paint = Callable[[str, str], str]
+    """`paint(text, style)`: `text` within the escape codes of the named style."""
 
 
 def _painter(styles: Mapping[str, str] | None) -> Paint:
@@ -282,8 +284,7 @@ def _wrap(text: str, width: int) -> list[str]:
     """
     breaks: list[int] = []
     offset = 0
-    for match in re.finditer(_WORD, text):
-        start, word = match.start(), match.group()
+    for start, word in _words(text):
         length = len(word.rstrip())
         if width - offset >= length:
             offset += len(word)
@@ -302,3 +303,23 @@ def _wrap(text: str, width: int) -> list[str]:
     bounds = zip([0, *breaks], [*breaks, len(text)], strict=True)
     # what rich crops beyond `width` is the piece's trailing whitespace; the rest of the width is padding
     return [text[begin:end].ljust(width)[:width] for begin, end in bounds]
+
+
+def _words(text: str) -> Iterator[tuple[int, str]]:
+    r"""Each word of `text` and where it starts, as rich splits words (rich._wrap.words: `\s*\S+\s*` repeated).
+
+    A word is the spaces before it (at the start of the text), its characters and the spaces after it.
+    """
+    position, end = 0, len(text)
+    while True:
+        index = position
+        while index < end and text[index].isspace():
+            index += 1
+        if index == end:  # nothing but spaces left: no word
+            return
+        while index < end and not text[index].isspace():
+            index += 1
+        while index < end and text[index].isspace():
+            index += 1
+        yield position, text[position:index]
+        position = index
