@@ -9,9 +9,12 @@ same. How the environment picks the width and the mode, and what falls back to T
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import inspect
 import io
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 import typer.rich_utils
@@ -23,7 +26,7 @@ from typer.main import get_command
 
 from proctor.cli import app
 from proctor.cli._app import COMMANDS
-from proctor.cli._listing import COLOUR, MIN_WIDTH, NO_COLOUR, SUMMARIES, _wrap, listing
+from proctor.cli._listing import COLOUR, MIN_WIDTH, NO_COLOUR, RENDERED_BY, SUMMARIES, _installed, _wrap, listing
 
 MODES: dict[str, Mapping[str, str] | None] = {"plain": None, "colour": COLOUR, "no colour": NO_COLOUR}
 """Not a terminal; a terminal; a terminal with NO_COLOR set."""
@@ -88,3 +91,23 @@ def test_words_wrap_and_fold_as_rich_wraps_them(words: list[str], spaces: list[s
     console = Console(width=width, color_system=None)
     lines = Text(text).wrap(console, width, justify="left", overflow="fold")
     assert _wrap(text, width) == [line.plain for line in lines]
+
+
+def test_the_installed_typer_and_rich_are_versions_the_listing_reproduces() -> None:
+    installed = {package: importlib.metadata.version(package) for package in RENDERED_BY}
+    # another version: when the tests above pass with it, add it to RENDERED_BY (else `proctor --help` is Typer's)
+    assert all(installed[package] in versions for package, versions in RENDERED_BY.items()), installed
+    assert all(_installed(package, versions) for package, versions in RENDERED_BY.items())
+
+
+def test_a_version_is_read_beside_the_package_the_import_system_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for directory, version in ((first, "1.0"), (second, "2.0")):
+        (directory / "pkg").mkdir(parents=True)
+        (directory / f"pkg-{version}.dist-info").mkdir()
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "nothing"), str(first), str(second)])
+    assert _installed("pkg", ("1.0",))
+    assert not _installed("pkg", ("2.0",))  # shadowed by the first
+    assert not _installed("other", ("1.0",))

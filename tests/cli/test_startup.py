@@ -303,6 +303,20 @@ def test_the_listing_on_a_terminal_is_typers(tmp_path: Path, columns: int, varia
     assert ("typer" not in json.loads(dump.read_text())) is (columns >= 45)
 
 
+def test_with_other_typer_or_rich_versions_typer_prints_the_listing(tmp_path: Path) -> None:
+    dump = tmp_path / "modules.json"
+    versions = "{'typer': ('0.1',), 'rich': ('1.0',)}"
+    other = f"import proctor.cli._listing as listing; listing.RENDERED_BY = {versions}\n{PROBE}"
+    done = subprocess.run(
+        [sys.executable, "-c", other, str(dump), "--help"],
+        capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.DEVNULL, timeout=120,
+        check=False,
+    )  # fmt: skip
+    full = _typers_help(tmp_path, "--help")
+    assert (done.returncode, done.stdout, done.stderr) == (full.returncode, full.stdout, full.stderr)
+    assert "typer" in json.loads(dump.read_text())
+
+
 def test_the_listing_follows_the_dotenv_file(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("COLUMNS=64\nFORCE_COLOR=1\nNO_COLOR=1\n")
     env = _env(tmp_path)

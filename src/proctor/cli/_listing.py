@@ -4,11 +4,12 @@ Typer prints this listing through rich: importing the two is most of the ~0.15 s
 text is fixed (the app's help, its two options, each command's summary) and only the terminal changes
 it: its width, whether stdout is a terminal and whether colour is off. `print_listing` writes the very
 characters Typer writes (the same padding, wrapping, box drawing and ANSI codes) in the environments it
-reproduces: a UTF-8 stdout off Windows, a width of at least `MIN_WIDTH` columns, no Jupyter, no dumb
-terminal, no shell completion request. Anywhere else it prints nothing and returns None, and Typer
-renders the listing. tests/cli/test_listing.py compares the two at every width from `MIN_WIDTH` to 130
-columns and wider ones, with and without a terminal and colour, and tests/cli/test_startup.py the
-`proctor` script's in each kind of terminal: a change in Typer's or rich's rendering fails there.
+reproduces: the Typer and rich versions of `RENDERED_BY`, a UTF-8 stdout off Windows, a width of at
+least `MIN_WIDTH` columns, no Jupyter, no dumb terminal, no shell completion request. Anywhere else it
+prints nothing and returns None, and Typer renders the listing. tests/cli/test_listing.py compares the
+two at every width from `MIN_WIDTH` to 130 columns and wider ones, with and without a terminal and
+colour, and tests/cli/test_startup.py the `proctor` script's in each kind of terminal: a change in
+Typer's or rich's rendering, or another version of either installed, fails there.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ SUMMARIES = {
 (`proctor.cli._app.COMMANDS`)."""
 PROG = "proctor"
 """The program name of the usage line: the listing is printed here only under this name."""
+RENDERED_BY = {"typer": ("0.29.2",), "rich": ("15.0.0",)}
+"""The Typer and rich versions whose listing this module reproduces (tests/cli/test_listing.py compares them):
+with any other version installed, Typer prints the listing."""
 MIN_WIDTH = 45
 """The narrowest terminal printed here: below it rich folds the usage line and squeezes the option columns."""
 
@@ -147,6 +151,7 @@ def _terminal_shape(environ: Mapping[str, str]) -> tuple[int, Mapping[str, str] 
         or f"_{PROG.upper()}_COMPLETE" in environ  # a shell completion request, which Typer answers
         or "TYPER_USE_RICH" in environ  # Typer without rich prints click's plain help
         or _detect_program_name() != PROG
+        or not all(_installed(package, versions) for package, versions in RENDERED_BY.items())
         or not (getattr(stdout, "encoding", None) or "utf-8").lower().startswith("utf")  # rich boxes in ASCII
     ):
         return None
@@ -205,6 +210,19 @@ def _width(environ: Mapping[str, str]) -> int | None:
             continue
         break
     return width or 80
+
+
+def _installed(package: str, versions: tuple[str, ...]) -> bool:
+    """Whether `package`, where the import system would find it, is installed at one of `versions`.
+
+    Read from the name of its `.dist-info` directory beside it (no importlib.metadata: it costs more than
+    the listing); a package installed otherwise (an egg, a zip) counts as another version.
+    """
+    for entry in sys.path:
+        directory = entry or os.curdir
+        if os.path.isdir(os.path.join(directory, package)):
+            return any(os.path.isdir(os.path.join(directory, f"{package}-{version}.dist-info")) for version in versions)
+    return False
 
 
 def _detect_program_name() -> str:
