@@ -1,6 +1,7 @@
 """What `proctor` loads before it does anything: a structural check of start-up (no timing).
 
-Each test runs the `proctor` entry point in a fresh interpreter and reads `sys.modules` at exit. The
+Each test runs the `proctor` entry point in a fresh interpreter and reads `sys.modules` at exit; the help
+tests compare what it prints with what Typer prints for the whole application, in the same terminal. The
 lists were chosen by measurement (`python -X importtime`, callgrind) on a one-case suite: a python
 target and one `contains` check load no judge, scorer or state check, no other command's module, and
 none of the web, template or help-rendering stacks.
@@ -8,11 +9,16 @@ none of the web, template or help-rendering stacks.
 
 from __future__ import annotations
 
+import fcntl
 import gc
+import importlib.metadata
 import json
 import os
+import struct
 import subprocess
 import sys
+import termios
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,9 +27,9 @@ from typer.testing import CliRunner
 import proctor.cli._run
 import proctor.cli._schema
 from proctor import __version__
-from proctor.cli import app, main
+from proctor.cli import _common, _dotenv, app, main
 from proctor.cli._app import COMMANDS, build_app
-from proctor.cli._common import load_dotenv_upwards
+from proctor.cli._listing import RENDERED_BY
 
 AGENT = """\
 async def respond(messages):
@@ -114,6 +120,16 @@ NOT_FOR_A_DETERMINISTIC_RUN = (
 )
 # What Typer's help renderer imports and Proctor's help never uses (proctor.cli._render)
 NOT_FOR_HELP = ("rich.markdown", "rich.traceback", "markdown_it", "pygments")
+# What the list of commands (`proctor --help`, `-h`, no arguments) is printed without (proctor.cli._listing)
+REPRODUCED = all(importlib.metadata.version(name) in versions for name, versions in RENDERED_BY.items())
+"""Whether the installed Typer and rich are those `proctor.cli._listing` reproduces (else Typer prints the listing:
+an upgrade of either never breaks `proctor --help`, it only makes it Typer's again until the listing is compared)."""
+NOT_FOR_THE_LISTING = ("typer", "click", "rich", "pydantic", "logging", "pathlib", "proctor._redact")
+# The variables Typer and rich read to choose the width and the colours of the help
+TERMINAL_VARIABLES = (
+    "NO_COLOR", "FORCE_COLOR", "PY_COLORS", "GITHUB_ACTIONS", "TTY_COMPATIBLE", "TERMINAL_WIDTH",
+    "_TYPER_FORCE_DISABLE_TERMINAL", "TYPER_USE_RICH", "COLUMNS", "LINES", "TERM", "COLORTERM",
+)  # fmt: skip
 # The whole application's help, rendered by Typer as it is (every command's options built, nothing deferred)
 FULL_HELP = """\
 import sys
@@ -123,20 +139,37 @@ app(sys.argv[1:], prog_name="proctor")
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "COLUMNS": "100"}
-    for name in ("PROCTOR_TRUST", "PROCTOR_JUDGE_MODEL", "NO_COLOR", "FORCE_COLOR", "TERMINAL_WIDTH"):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    for name in ("PROCTOR_TRUST", "PROCTOR_JUDGE_MODEL", *TERMINAL_VARIABLES):
         env.pop(name, None)
-    return env
+    return {**env, "COLUMNS": "100", "TERM": "xterm-256color"}
 
 
-def _modules(tmp_path: Path, *arguments: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def _modules(
+    tmp_path: Path, *arguments: str, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     dump = tmp_path / "modules.json"
-    env = _env(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(dump), *arguments],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=120, check=False,
+        capture_output=True, text=True, cwd=cwd, env=env or _env(tmp_path), stdin=subprocess.DEVNULL, timeout=120,
+        check=False,
     )  # fmt: skip
     return done, set(json.loads(dump.read_text()))
+
+
+def _typers_help(
+    tmp_path: Path, *arguments: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The help Typer prints for `arguments` (the whole application, as it is), in a fresh process."""
+    return subprocess.run(
+        [sys.executable, "-c", FULL_HELP, *arguments],
+        capture_output=True, text=True, cwd=tmp_path, env=env or _env(tmp_path), stdin=subprocess.DEVNULL,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> set[str]:
+    return {m for m in modules if any(m == name or m.startswith(name + ".") for name in names)}
 
 
 @pytest.fixture(scope="module")
@@ -198,15 +231,131 @@ def test_a_command_alone_has_the_help_it_has_among_all(command: str) -> None:
 @pytest.mark.parametrize("arguments", [["--help"], ["-h"], [], ["run", "--help"], ["score", "-h"]])
 def test_help_is_typers_own_without_the_markdown_and_traceback_renderers(tmp_path: Path, arguments: list[str]) -> None:
     done, modules = _modules(tmp_path, *arguments, cwd=tmp_path)
-    full = subprocess.run(
-        [sys.executable, "-c", FULL_HELP, *arguments],
-        capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False,
-    )  # fmt: skip
+    full = _typers_help(tmp_path, *arguments)
     assert "Usage: proctor" in done.stdout + done.stderr
     assert (done.returncode, done.stdout, done.stderr) == (full.returncode, full.stdout, full.stderr)
-    assert not {m for m in modules if m.split(".")[0] in NOT_FOR_HELP or m in NOT_FOR_HELP}
-    if arguments in ([], ["--help"], ["-h"]):  # the list of commands reads no command's options
-        assert "proctor.suite" not in modules
+    assert not _loaded(modules, NOT_FOR_HELP)
+    if arguments in ([], ["--help"], ["-h"]) and REPRODUCED:  # the list of commands: no Typer, no command module
+        assert not _loaded(modules, NOT_FOR_THE_LISTING)
+        assert {m for m in modules if m.startswith("proctor.")} == {
+            "proctor.cli",
+            "proctor.cli._dotenv",
+            "proctor.cli._listing",
+        }
+
+
+@pytest.mark.parametrize(
+    ("variables", "arguments", "without_typer"),
+    [
+        ({"COLUMNS": "60"}, ["--help"], True),
+        ({"COLUMNS": "200"}, ["-h"], True),
+        ({"COLUMNS": "not a number"}, ["--help"], True),  # no terminal either: 80 columns
+        ({"COLUMNS": "80", "FORCE_COLOR": "1"}, [], True),
+        ({"COLUMNS": "60", "FORCE_COLOR": "1", "NO_COLOR": "1"}, ["--help"], True),
+        ({"COLUMNS": "120", "PY_COLORS": "1", "TERM": "xterm"}, ["--help"], True),
+        ({"COLUMNS": "80", "GITHUB_ACTIONS": "true", "COLORTERM": "truecolor"}, ["--help"], True),
+        ({"COLUMNS": "80", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}, [], True),
+        ({"COLUMNS": "80", "TTY_COMPATIBLE": "0", "FORCE_COLOR": "1"}, ["--help"], True),
+        ({"COLUMNS": "80", "FORCE_COLOR": ""}, ["--help"], True),
+        ({"COLUMNS": "80", "FORCE_COLOR": "1", "_TYPER_FORCE_DISABLE_TERMINAL": "1"}, ["--help"], True),
+        ({"COLUMNS": "100", "TERMINAL_WIDTH": "70", "FORCE_COLOR": "1"}, ["--help"], True),
+        # what Typer prints itself: narrower than the listing lays out, a dumb terminal, no UTF-8, no rich
+        ({"COLUMNS": "44"}, [], False),
+        ({"COLUMNS": "100", "TERMINAL_WIDTH": "30"}, ["--help"], False),
+        ({"COLUMNS": "100", "TERM": "dumb", "FORCE_COLOR": "1"}, ["--help"], False),
+        ({"COLUMNS": "80", "PYTHONIOENCODING": "latin-1"}, ["--help"], False),
+        ({"COLUMNS": "80", "TYPER_USE_RICH": "0"}, [], False),
+    ],
+)
+def test_the_listing_is_typers_in_every_terminal(
+    tmp_path: Path, variables: dict[str, str], arguments: list[str], without_typer: bool
+) -> None:
+    env = {**_env(tmp_path), **variables}
+    done, modules = _modules(tmp_path, *arguments, cwd=tmp_path, env=env)
+    full = _typers_help(tmp_path, *arguments, env=env)
+    assert "Usage: " in done.stdout + done.stderr  # the help, whatever its colours
+    assert (done.returncode, done.stdout, done.stderr) == (full.returncode, full.stdout, full.stderr)
+    assert ("typer" not in modules) is (without_typer and REPRODUCED)
+
+
+@pytest.mark.parametrize(("columns", "variables"), [(100, {}), (72, {"NO_COLOR": "1"}), (30, {})])
+def test_the_listing_on_a_terminal_is_typers(tmp_path: Path, columns: int, variables: dict[str, str]) -> None:
+    env = {**_env(tmp_path), **variables}
+    del env["COLUMNS"]  # the terminal's own width
+
+    def on_a_terminal(command: list[str]) -> tuple[int, bytes]:
+        controller, terminal = os.openpty()
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        process = subprocess.Popen(command, stdin=terminal, stdout=terminal, stderr=terminal, cwd=tmp_path, env=env)
+        os.close(terminal)
+        printed = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal is closed once the process has ended
+                break
+            if not chunk:
+                break
+            printed += chunk
+        os.close(controller)
+        return process.wait(timeout=120), printed
+
+    dump = tmp_path / "modules.json"
+    ours = on_a_terminal([sys.executable, "-c", PROBE, str(dump), "--help"])
+    typers = on_a_terminal([sys.executable, "-c", FULL_HELP, "--help"])
+    assert ours == typers
+    assert b"\x1b[1;36m" in ours[1] if not variables else b"\x1b[1m" in ours[1]
+    assert ("typer" not in json.loads(dump.read_text())) is (columns >= 45 and REPRODUCED)
+
+
+def test_with_other_typer_or_rich_versions_typer_prints_the_listing(tmp_path: Path) -> None:
+    dump = tmp_path / "modules.json"
+    versions = "{'typer': ('0.1',), 'rich': ('1.0',)}"
+    other = f"import proctor.cli._listing as listing; listing.RENDERED_BY = {versions}\n{PROBE}"
+    done = subprocess.run(
+        [sys.executable, "-c", other, str(dump), "--help"],
+        capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.DEVNULL, timeout=120,
+        check=False,
+    )  # fmt: skip
+    full = _typers_help(tmp_path, "--help")
+    assert (done.returncode, done.stdout, done.stderr) == (full.returncode, full.stdout, full.stderr)
+    assert "typer" in json.loads(dump.read_text())
+
+
+def test_the_listing_follows_the_dotenv_file(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("COLUMNS=64\nFORCE_COLOR=1\nNO_COLOR=1\n")
+    env = _env(tmp_path)
+    del env["COLUMNS"]
+    done, modules = _modules(tmp_path, "--help", cwd=tmp_path, env=env)
+    full = _typers_help(tmp_path, "--help", env={**env, "COLUMNS": "64", "FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert (done.returncode, done.stdout, done.stderr) == (full.returncode, full.stdout, full.stderr)
+    assert "\x1b[1;2m<" in done.stdout and ("typer" not in modules) is REPRODUCED
+
+
+def test_a_closed_pipe_ends_the_listing_as_it_ends_typers(tmp_path: Path) -> None:
+    def into_a_closed_pipe(command: list[str]) -> tuple[int, str]:
+        reader, writer = os.pipe()
+        os.close(reader)
+        done = subprocess.run(
+            command, stdout=writer, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=tmp_path,
+            env=_env(tmp_path), timeout=120, check=False,
+        )  # fmt: skip
+        os.close(writer)
+        return done.returncode, done.stderr
+
+    dump = tmp_path / "modules.json"
+    ours = into_a_closed_pipe([sys.executable, "-c", PROBE, str(dump), "--help"])
+    assert ours == into_a_closed_pipe([sys.executable, "-c", FULL_HELP, "--help"]) == (1, "")
+    assert ("typer" not in json.loads(dump.read_text())) is REPRODUCED
+
+
+def test_the_listing_under_another_program_name_is_typers(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "proctor", "--help"],
+        capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.DEVNULL, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "Usage: python -m proctor [OPTIONS] COMMAND" in done.stdout
 
 
 def test_the_help_renderers_stand_ins_are_the_real_classes_on_use(tmp_path: Path) -> None:
@@ -251,8 +400,15 @@ def test_an_unknown_command_still_gets_every_command_to_choose_from(tmp_path: Pa
     assert {name for name in COMMANDS if f"proctor.cli._{name}" in modules} == set(COMMANDS)
 
 
+# `main` reads `.env` with `_dotenv` before the listing (no Typer, no pathlib); `_common` has the commands' copy
+DOTENV_LOADERS = pytest.mark.parametrize(
+    "load_dotenv_upwards", [_dotenv.load_dotenv_upwards, _common.load_dotenv_upwards]
+)
+
+
+@DOTENV_LOADERS
 def test_dotenv_is_read_from_a_parent_directory_and_the_environment_wins(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, load_dotenv_upwards: Callable[[], None]
 ) -> None:
     (tmp_path / ".env").write_text("PROCTOR_TEST_FROM_DOTENV=file\nPROCTOR_TEST_SET_ALREADY=file\n")
     (tmp_path / "a" / "b").mkdir(parents=True)
@@ -265,7 +421,10 @@ def test_dotenv_is_read_from_a_parent_directory_and_the_environment_wins(
     assert os.environ["PROCTOR_TEST_SET_ALREADY"] == "environment"
 
 
-def test_a_directory_named_dotenv_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@DOTENV_LOADERS
+def test_a_directory_named_dotenv_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, load_dotenv_upwards: Callable[[], None]
+) -> None:
     (tmp_path / ".env").write_text("PROCTOR_TEST_FROM_DOTENV=outer\n")
     (tmp_path / "inner" / ".env").mkdir(parents=True)  # not a file: the search goes on upwards
     monkeypatch.chdir(tmp_path / "inner")

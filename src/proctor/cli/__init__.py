@@ -1,20 +1,22 @@
 """The `proctor` command line. One module per command; nothing imports this package.
 
 `main` builds the application with only the command the command line names (`proctor run ...` imports
-and declares `run` alone) and answers `proctor --version` before importing Typer. `app`, every command
-registered, is built on first access (`from proctor.cli import app`), as tests and `proctor --help` need.
+and declares `run` alone) and answers `proctor --version` before importing Typer, and `proctor --help`
+(`-h`, no arguments) too where `proctor.cli._listing` reproduces Typer's rendering. `app`, every command
+registered, is built on first access (`from proctor.cli import app`), as tests need.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
-from typing import TYPE_CHECKING, Any
 
 from proctor import __version__
-from proctor.cli._exit import end_process
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (and re): `--version` and `--help` need neither
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
 __all__ = ["app", "main", "script"]
@@ -28,6 +30,8 @@ def main() -> None:
     if arguments == ["--version"]:  # what Typer's eager `--version` prints, without loading Typer
         sys.stdout.write(f"proctor {__version__}\n")
         sys.exit(0)
+    if arguments in ([], ["--help"], ["-h"]):
+        _print_listing(no_arguments=not arguments)  # exits, unless only Typer can print it here
     _pause_gc()
     try:
         # must stay fast: Typer and the command modules load only once the command line asks for them
@@ -63,7 +67,25 @@ def script() -> None:
         code: object = exc.code
     else:
         code = None
+    from proctor.cli._exit import end_process  # must stay fast: `--version` and `--help` load no more than needed
+
     end_process(code)
+
+
+def _print_listing(*, no_arguments: bool) -> None:
+    """`proctor --help`, `-h` or no arguments: print the list of commands as Typer would, without Typer, and exit.
+
+    Returns only where `proctor.cli._listing` does not reproduce Typer's rendering (a narrow or dumb
+    terminal, ...): Typer prints the listing then. No log redaction is installed: the listing logs nothing.
+    """
+    # must stay fast: neither Typer nor rich loads here (nor pathlib or logging, unless there is a .env)
+    from proctor.cli._dotenv import load_dotenv_upwards
+    from proctor.cli._listing import print_listing
+
+    load_dotenv_upwards()  # its variables (COLUMNS, NO_COLOR, ...) shape the listing as they shape Typer's
+    code = print_listing(no_arguments=no_arguments)
+    if code is not None:
+        sys.exit(code)
 
 
 def _pause_gc() -> None:

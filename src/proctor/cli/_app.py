@@ -15,25 +15,11 @@ import typer
 
 from proctor import __version__
 from proctor.cli import resume_gc
+from proctor.cli._listing import HELP, SUMMARIES, VERSION_HELP
 
 __all__ = ["COMMANDS", "build_app"]
 
-COMMANDS = (
-    "run",
-    "list",
-    "schema",
-    "runs",
-    "report",
-    "compare",
-    "rescore",
-    "serve",
-    "consume",
-    "produce",
-    "calibrate",
-    "score",
-    "init",
-    "view",
-)
+COMMANDS = tuple(SUMMARIES)
 """Every command, in the order `proctor --help` lists them; `proctor.cli._<name>` defines `<name>_command`
 and its `EPILOG`."""
 
@@ -46,9 +32,7 @@ def _version(value: bool) -> None:
 
 def _root(
     context: typer.Context,
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help=VERSION_HELP),
 ) -> None:
     """Evaluate LLM agents by their behaviour."""
     # runs before the command's options are read; `run` turns collection on itself, once its suites are loaded
@@ -79,7 +63,7 @@ def build_app(commands: Iterable[str] = COMMANDS, *, listing: bool = False) -> t
     """
     app = typer.Typer(
         name="proctor",
-        help="Evaluate LLM agents by their behaviour: hold real conversations, check what they said and did.",
+        help=HELP,
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
