@@ -16,9 +16,11 @@ Example:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (and re): `proctor --version` needs neither
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time names load on first use
+    from typing import Any
+
     from proctor import checks, run
     from proctor.checks import CheckContext, CheckResult, CheckType, Outcome, register_check
     from proctor.errors import (

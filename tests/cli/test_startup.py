@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 import proctor.cli._run
 import proctor.cli._schema
 from proctor import __version__
-from proctor.cli import _common, _dotenv, app, main
+from proctor.cli import _dotenv, app, main
 from proctor.cli._app import COMMANDS, build_app
 from proctor.cli._listing import RENDERED_BY
 
@@ -401,9 +401,7 @@ def test_an_unknown_command_still_gets_every_command_to_choose_from(tmp_path: Pa
 
 
 # `main` reads `.env` with `_dotenv` before the listing (no Typer, no pathlib); `_common` has the commands' copy
-DOTENV_LOADERS = pytest.mark.parametrize(
-    "load_dotenv_upwards", [_dotenv.load_dotenv_upwards, _common.load_dotenv_upwards]
-)
+DOTENV_LOADERS = pytest.mark.parametrize("load_dotenv_upwards", [_dotenv.load_dotenv_upwards])
 
 
 @DOTENV_LOADERS

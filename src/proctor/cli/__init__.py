@@ -37,7 +37,7 @@ def main() -> None:
         # must stay fast: Typer and the command modules load only once the command line asks for them
         from proctor._redact import install_log_redaction
         from proctor.cli._app import COMMANDS, build_app
-        from proctor.cli._common import load_dotenv_upwards
+        from proctor.cli._dotenv import load_dotenv_upwards
 
         install_log_redaction()  # httpx logs request URLs, errors quote them: no password or key in any log line
         load_dotenv_upwards()

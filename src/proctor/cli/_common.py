@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,7 +19,6 @@ __all__ = [
     "fail",
     "from_project",
     "guard",
-    "load_dotenv_upwards",
     "load_suites_or_exit",
     "plural",
     "project_or_exit",
@@ -32,32 +30,6 @@ K_HELP = (
     "k of pass@k (at least one of k trials passes) and pass^k (all k pass), estimated without bias from "
     "each case's n scored trials (default k = n; a case with fewer than k scored trials shows '-')."
 )
-
-
-def load_dotenv_upwards() -> None:
-    """Read the nearest `.env` from the current directory upwards; the environment wins over it.
-
-    The search is python-dotenv's `find_dotenv(usecwd=True)` (a regular file or a FIFO named `.env`);
-    python-dotenv itself loads only when there is a file to read.
-    """
-    path = _nearest_dotenv(Path.cwd())
-    if path is not None:
-        from dotenv import load_dotenv
-
-        load_dotenv(path, override=False)
-
-
-def _nearest_dotenv(start: Path) -> Path | None:
-    """The first `.env` in `start` or a directory above it that is a regular file or a FIFO."""
-    for directory in (start, *start.parents):
-        candidate = directory / ".env"
-        try:
-            mode = candidate.stat().st_mode
-        except OSError:
-            continue
-        if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
-            return candidate
-    return None
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
