@@ -27,9 +27,14 @@ DEFAULT_MAX_CONNECTIONS = 16
 """Connections one target may open at once unless the run says otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SessionContext:
-    """What a target may know about the trial a session belongs to."""
+    """What a target may know about the trial a session belongs to.
+
+    Read-only by contract (a target must not change it); each trial makes its own. Not a frozen dataclass:
+    it is made once per trial, and a frozen one costs ~4 % of a trial against an in-process agent (each
+    field set through `object.__setattr__`). It was never hashable either way (`variables` is a dict).
+    """
 
     case: str
     """The case name."""
