@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import threading
 import time
@@ -185,6 +186,16 @@ def _sync(messages: list[dict[str, str]]) -> str:
 )
 def test_only_an_async_def_that_never_awaits_replies_instantly(function: Any, instant: bool) -> None:
     assert _never_suspends(function) is instant
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="inspect.markcoroutinefunction is 3.12+")
+def test_a_sync_function_marked_as_a_coroutine_function_is_not_instant() -> None:
+    def marked(messages: list[dict[str, str]]) -> Any:
+        return _awaits(messages)  # an awaitable that waits, from code that has no await of its own
+
+    mark = getattr(inspect, "markcoroutinefunction")  # noqa: B009 - 3.12+
+    assert inspect.iscoroutinefunction(mark(marked))
+    assert not _never_suspends(marked)
 
 
 async def test_sessions_say_whether_their_replies_can_wait() -> None:

@@ -9,6 +9,7 @@ import inspect
 import os
 import sys
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -84,7 +85,9 @@ def _never_suspends(function: Callable[..., Any]) -> bool:
     partial, an object with `__call__`, a sync function run in a thread) is `False`: it gets its timer.
     """
     code = getattr(function, "__code__", None)
-    if code is None or not inspect.iscoroutinefunction(function):
+    # the code's own flag, not `inspect.iscoroutinefunction`: that also says yes for a sync function marked
+    # with `inspect.markcoroutinefunction` (3.12+), whose code returns an awaitable that may well wait
+    if not isinstance(code, types.CodeType) or not code.co_flags & inspect.CO_COROUTINE:
         return False
     return not any(instruction.opname in _SUSPENDING for instruction in dis.get_instructions(code))
 
