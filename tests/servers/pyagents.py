@@ -6,6 +6,8 @@ import threading
 import time
 from typing import Any
 
+import anyio
+
 from proctor.targets import SessionContext
 from proctor.transcript import AgentReply, ToolCall, Usage
 
@@ -82,3 +84,9 @@ def runtime_context(messages: list[dict[str, str]], context: SessionContext) -> 
     """Answers with the watsonx runtime context and the uploaded file it was given."""
     upload = context.variables.get("file_upload") or {}
     return f"user={context.variables['runtime_context']['sap_username']} file={upload.get('file_id')}"
+
+
+async def awaits_then_answers(messages: list[dict[str, str]]) -> str:
+    """An async agent that waits (a millisecond) before answering."""
+    await anyio.sleep(0.001)
+    return f"waited: {messages[-1]['content']}"

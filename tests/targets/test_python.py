@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -11,6 +15,7 @@ import pytest
 from proctor.errors import ConfigError, TargetError, TargetProtocolError
 from proctor.suite import PythonTargetSpec
 from proctor.targets import PythonTarget, SessionContext
+from proctor.targets._python import _never_suspends
 from proctor.transcript import AgentReply, ToolCall, Usage
 from servers import pyagents
 
@@ -135,3 +140,73 @@ async def test_sync_callable_does_not_hold_up_a_callers_timeout() -> None:
         with anyio.fail_after(0.1):
             await session.send("x")
     assert time.perf_counter() - started < 0.5
+
+
+async def _answers(messages: list[dict[str, str]]) -> str:
+    return messages[-1]["content"]
+
+
+async def _awaits(messages: list[dict[str, str]]) -> str:
+    await anyio.sleep(0.001)
+    return "x"
+
+
+async def _async_with(messages: list[dict[str, str]]) -> str:
+    async with anyio.Lock():
+        return "x"
+
+
+async def _async_for(messages: list[dict[str, str]]) -> str:
+    async def items() -> AsyncIterator[str]:
+        yield "x"
+
+    return "".join([item async for item in items()])
+
+
+async def _awaits_in_a_comprehension(messages: list[dict[str, str]]) -> list[str]:
+    return [await _answers(messages) for _ in range(1)]
+
+
+def _sync(messages: list[dict[str, str]]) -> str:
+    return "x"
+
+
+@pytest.mark.parametrize(
+    ("function", "instant"),
+    [
+        (_answers, True),
+        (_awaits, False),
+        (_async_with, False),
+        (_async_for, False),
+        (_awaits_in_a_comprehension, False),
+        (_sync, False),  # runs in a worker thread: it waits for it
+        (functools.partial(_answers), False),  # not looked into: timed, as before
+    ],
+    ids=["no-await", "await", "async-with", "async-for", "await-in-comprehension", "sync", "partial"],
+)
+def test_only_an_async_def_that_never_awaits_replies_instantly(function: Any, instant: bool) -> None:
+    assert _never_suspends(function) is instant
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="inspect.markcoroutinefunction is 3.12+")
+def test_a_sync_function_marked_as_a_coroutine_function_is_not_instant() -> None:
+    def marked(messages: list[dict[str, str]]) -> Any:
+        return _awaits(messages)  # an awaitable that waits, from code that has no await of its own
+
+    mark = getattr(inspect, "markcoroutinefunction")  # noqa: B009 - 3.12+
+    assert inspect.iscoroutinefunction(mark(marked))
+    assert not _never_suspends(marked)
+
+
+async def test_sessions_say_whether_their_replies_can_wait() -> None:
+    for reference, instant in [
+        ("servers.pyagents:async_echo", True),
+        ("servers.pyagents:awaits_then_answers", False),
+        ("servers.pyagents:echo", False),
+        ("servers.pyagents:async_object", False),  # an object's async __call__: not looked into
+    ]:
+        target = make_target(reference)
+        session = await target.open_session(SessionContext(case="c", trial=1))
+        assert session.replies_instantly is instant, reference
+    (reply,) = await converse("servers.pyagents:awaits_then_answers", "hi")
+    assert reply.text == "waited: hi"

@@ -105,8 +105,11 @@ _Item = tuple[AssertionSpec, "CheckContext | None", str]
 def _plan(checks: Checklist, transcript: Sequence[Message], context: PhaseContext) -> list[_Item]:
     judge, failure = context.judge, context.failure
     items: list[_Item] = []
-    if checks.turns:
-        replies = [index for index, message in enumerate(transcript) if message.role == "assistant"]
+    if checks.turns:  # plain loops, positional arguments: this runs once per trial of every case with checks
+        replies: list[int] = []
+        for index, message in enumerate(transcript):
+            if message.role == "assistant":
+                replies.append(index)
         for turn, specs in enumerate(checks.turns):
             if not specs:
                 continue
@@ -114,8 +117,9 @@ def _plan(checks: Checklist, transcript: Sequence[Message], context: PhaseContex
                 at = replies[turn]
                 message = transcript[at]
                 reply = AgentReply(message.content, list(message.tool_calls), message.latency_ms or 0.0)
-                turn_context = CheckContext(reply, turn, _upto(transcript, at + 1), checks.name, judge=judge)
-                items.extend((spec, turn_context, "") for spec in specs)
+                turn_context = CheckContext(reply, turn, _upto(transcript, at + 1), checks.name, None, judge)
+                for spec in specs:
+                    items.append((spec, turn_context, ""))
                 continue
             why = (
                 f"not run: the conversation ended before turn {turn + 1}"
@@ -186,7 +190,11 @@ async def check_transcript(
                 results.append(None)
     if pending:
         await _finish_pending(results, pending, context.judge_timeout)
-    return [_redacted(result) for result in results if result is not None]
+    done: list[CheckResult] = []
+    for result in results:
+        if result is not None:
+            done.append(_redacted(result) if result.status == "error" else result)
+    return done
 
 
 def _redacted(result: CheckResult) -> CheckResult:

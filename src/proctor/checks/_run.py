@@ -12,6 +12,9 @@ from proctor.suite import AssertionSpec
 
 __all__ = ["run_check", "run_check_now"]
 
+_RESULTS = (Outcome, CheckResult)
+"""What a check returns when it is done (a tuple: `Outcome | CheckResult` would build the union on each call)."""
+
 
 async def run_check(spec: AssertionSpec, context: CheckContext) -> CheckResult:
     """Run `spec` on `context`.
@@ -49,7 +52,7 @@ def _start(spec: AssertionSpec, context: CheckContext) -> CheckResult | Awaitabl
         produced = check.function(spec, context)
     except Exception as exc:  # failures are data: the run goes on
         return _error(spec, context, exc)
-    if not isinstance(produced, Outcome | CheckResult) and inspect.isawaitable(produced):
+    if not isinstance(produced, _RESULTS) and inspect.isawaitable(produced):
         return produced
     return _finish(spec, context, check, negated, produced)
 
@@ -67,16 +70,12 @@ def _finish(
     score = produced.score if produced.score is not None else (1.0 if produced.ok else 0.0)
     if negated:
         score = 1.0 - score
+    reason = f"expected reply {'not ' if negated else ''}{produced.expectation}; {produced.observation}"
+    # positional (name, type, status, score, weight, reason, turn, details): every deterministic check ends here
     return CheckResult(
-        name=spec.display_name(),
-        type=spec.type,
-        status="passed" if ok else "failed",
-        score=score,
-        weight=spec.weight,
-        reason=f"expected reply {'not ' if negated else ''}{produced.expectation}; {produced.observation}",
-        turn=context.turn,
-        details=produced.details,
-    )
+        spec.display_name(), spec.type, "passed" if ok else "failed", score, spec.weight, reason, context.turn,
+        produced.details,
+    )  # fmt: skip
 
 
 def _error(spec: AssertionSpec, context: CheckContext, exc: Exception) -> CheckResult:

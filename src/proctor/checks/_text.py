@@ -31,7 +31,7 @@ def _fold(spec: AssertionSpec, default: bool) -> bool:
     return default if flag is None else flag
 
 
-def _contains(spec: AssertionSpec, context: CheckContext, *, insensitive_default: bool) -> Outcome:
+def _contains(spec: AssertionSpec, context: CheckContext, insensitive_default: bool) -> Outcome:
     text, needle = _reply(context), str(spec.value)
     folded = _fold(spec, insensitive_default)
     where = (text.lower().find(needle.lower())) if folded else text.find(needle)
@@ -42,11 +42,11 @@ def _contains(spec: AssertionSpec, context: CheckContext, *, insensitive_default
 
 
 def _check_contains(spec: AssertionSpec, context: CheckContext) -> Outcome:
-    return _contains(spec, context, insensitive_default=False)
+    return _contains(spec, context, False)
 
 
 def _check_icontains(spec: AssertionSpec, context: CheckContext) -> Outcome:
-    return _contains(spec, context, insensitive_default=True)
+    return _contains(spec, context, True)
 
 
 def _found(spec: AssertionSpec, context: CheckContext) -> tuple[str, list[str], list[str]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
@@ -150,7 +149,7 @@ async def run(
         resources.start_models(plan, options)
         if remote is None:
             await stack.enter_async_context(serve_tools(plan.cases, resources.tool_model))
-            run_one: TrialRunner = partial(_run_one, plan=plan, options=options, resources=resources)
+            run_one: TrialRunner = _local_runner(plan, options, resources)
         else:  # a remote worker serves a case's tools itself (a private server per trial)
             run_one = await stack.enter_async_context(remote(plan, options, resources.models))
         target = ", ".join(sorted({t.name for t in resources.distinct}))
@@ -191,15 +190,19 @@ async def run(
     return recorder.finish(status, stop() if ending.status == "stopped" else None)
 
 
+def _local_runner(plan: Plan, options: RunOptions, resources: _Resources) -> TrialRunner:
+    """`_run_one` on this run's plan, options and resources (positional: no keyword dict per trial)."""
+
+    def run_one(work: TrialWork) -> Awaitable[TrialResult]:
+        return _run_one(work, plan, options, resources)
+
+    return run_one
+
+
 async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: _Resources) -> TrialResult:
     case, key = work.case, work.key
-    context = SessionContext(
-        case=case.name,
-        trial=work.number,
-        model=plan.model,
-        timeout=case.timeout,
-        variables={"seed": trial_seed(options.seed, key, work.number), **plan.variables[key]},
-    )
+    variables = {"seed": trial_seed(options.seed, key, work.number), **plan.variables[key]}
+    context = SessionContext(case.name, work.number, plan.model, case.timeout, variables)  # (case, trial, model, ...)
     unplayed = _unplayed_tool(case, options) if case.tools else None
     if unplayed is not None:  # like a simulated user without a model: skipped, never guessed
         return TrialResult(case_key=key, trial=work.number, status="skipped", score=None, reason=unplayed)

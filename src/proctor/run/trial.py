@@ -81,7 +81,9 @@ async def run_trial(
     try:
         async with prepare(case, target, context, states) as prepared:
             conversation = await converse(case, prepared)
-            object_context = await prepared.object_context(case) if conversation.error is None else None
+            object_context = None  # only the case's own assertions read it (`Prepared.object_context`)
+            if conversation.error is None and case.assert_:
+                object_context = await prepared.object_context(case)
             await prepared.close_session()
             phase = _phase(judge, object_context, prepared.graph, conversation.error)
             checks = await check_transcript(checklist if checklist is not None else case, conversation.messages, phase)
@@ -110,22 +112,13 @@ def _scored(
     scored = score_trial(
         checks, pass_threshold=case.scoring.pass_threshold, conversation_error=conversation.error, strict=strict
     )
+    # positional, in TrialResult's field order (case_key, trial, status, score, turns, checks, error, warnings,
+    # retries, duration_ms, usage, trace_ids, error_type, agent_cost_usd, reason): every trial is built here
     return TrialResult(
-        case_key=case_key(case),
-        trial=trial,
-        status=scored.status,
-        score=scored.score,
-        turns=conversation.messages,
-        checks=checks,
-        error=conversation.error,
-        warnings=[*warnings, *scored.warnings],
-        retries=conversation.retries,
-        duration_ms=(time.perf_counter() - started) * 1000,
-        usage=conversation.usage,
-        trace_ids=conversation.trace_ids,
-        error_type=conversation.error_type,
-        reason=scored.reason,
-    )
+        case_key(case), trial, scored.status, scored.score, conversation.messages, checks, conversation.error,
+        [*warnings, *scored.warnings], conversation.retries, (time.perf_counter() - started) * 1000,
+        conversation.usage, conversation.trace_ids, conversation.error_type, None, scored.reason,
+    )  # fmt: skip
 
 
 def error_trial(case: Case, trial: int, error: str, error_type: str, duration_ms: float = 0.0) -> TrialResult:

@@ -7,8 +7,10 @@ Every call that can wait is bounded: opening a session by the case's timeout, ea
 per-turn timeout, and a session's close is shielded from cancellation. Two optional attributes (not
 part of the protocols) let a target whose calls are plain in-memory work skip that machinery: a target
 with `opens_instantly = True` promises that `open_session` never waits (no I/O, no `await` that
-suspends), a session with `closes_instantly = True` the same of `aclose`. The in-process `python`
-target sets both; its `send` runs the agent's code and stays bounded.
+suspends), a session with `closes_instantly = True` the same of `aclose`, and a session with
+`replies_instantly = True` the same of `send` (a reply that never waits cannot be cut short by a
+timer, so none is set). The in-process `python` target sets the first two; its sessions set the third
+when the agent is an `async def` that never awaits, else its `send` runs the agent's code and stays bounded.
 """
 
 from __future__ import annotations
@@ -25,9 +27,14 @@ DEFAULT_MAX_CONNECTIONS = 16
 """Connections one target may open at once unless the run says otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SessionContext:
-    """What a target may know about the trial a session belongs to."""
+    """What a target may know about the trial a session belongs to.
+
+    Read-only by contract (a target must not change it); each trial makes its own. Not a frozen dataclass:
+    it is made once per trial, and a frozen one costs ~4 % of a trial against an in-process agent (each
+    field set through `object.__setattr__`). It was never hashable either way (`variables` is a dict).
+    """
 
     case: str
     """The case name."""

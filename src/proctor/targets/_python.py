@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dis
 import functools
 import importlib
 import inspect
 import os
 import sys
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +71,27 @@ def _is_async(function: Callable[..., Any]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
+_SUSPENDING = frozenset(
+    {"YIELD_VALUE", "YIELD_FROM", "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "BEFORE_ASYNC_WITH"}
+)
+"""Opcodes of every way a coroutine can suspend (an `await`, `async with`, `async for`; 3.11 and later)."""
+
+
+def _never_suspends(function: Callable[..., Any]) -> bool:
+    """Whether `function` is an `async def` whose body has no `await`, `async with` nor `async for`.
+
+    Such a coroutine finishes on its first step: it never yields to the event loop, so no timer or
+    cancellation can ever reach it, and a deadline around it would be pure cost. Anything else (a
+    partial, an object with `__call__`, a sync function run in a thread) is `False`: it gets its timer.
+    """
+    code = getattr(function, "__code__", None)
+    # the code's own flag, not `inspect.iscoroutinefunction`: that also says yes for a sync function marked
+    # with `inspect.markcoroutinefunction` (3.12+), whose code returns an awaitable that may well wait
+    if not isinstance(code, types.CodeType) or not code.co_flags & inspect.CO_COROUTINE:
+        return False
+    return not any(instruction.opname in _SUSPENDING for instruction in dis.get_instructions(code))
+
+
 def _accepts_context(function: Callable[..., Any], name: str = "context") -> bool:
     try:
         parameter = inspect.signature(function).parameters.get(name)
@@ -110,6 +133,8 @@ class PythonTarget:
         self.is_async = _is_async(self.function)
         self.wants_context = _accepts_context(self.function)
         self.wants_tools_url = _accepts_context(self.function, "tools_url")
+        self.replies_instantly = _never_suspends(self.function)
+        """The callable never waits (see `_never_suspends`): its sessions' replies need no timer."""
         """The callable has a `tools_url` parameter: it gets the trial's tool server endpoint (or `None`)."""
         self.context_function = load_callable(spec.object_context) if spec.object_context else None
         """The `object_context` callable, if the spec names one."""
@@ -162,6 +187,8 @@ class PythonSession:
 
     def __init__(self, target: PythonTarget, context: SessionContext) -> None:
         self._target = target
+        self.replies_instantly = target.replies_instantly
+        """`send` never waits: the callable is an `async def` that never suspends (see `proctor.targets._base`)."""
         self._context = context
         function = target.function
         if target.wants_context:
@@ -238,8 +265,8 @@ class PythonSession:
 
 
 def _to_reply(result: Any, reference: str) -> AgentReply:
-    if isinstance(result, str):
-        return AgentReply(text=result, raw=result)
+    if isinstance(result, str):  # positional (text, tool_calls, latency_ms, usage, raw): once per reply
+        return AgentReply(result, [], 0.0, None, result)
     if isinstance(result, AgentReply):
         return result
     if isinstance(result, dict):
