@@ -130,3 +130,40 @@ def test_a_registry_of_its_own_loads_its_modules_lazily_too(tmp_path: Path, monk
     with pytest.raises(ValueError, match="unknown check type 'shout'; did you mean 'shouts'"):
         local.resolve("shout")
     monkeypatch.delitem(sys.modules, "lazy_family_probe")
+
+
+def test_load_time_answers_are_the_same_when_asked_again() -> None:
+    """`check_type` and `check_scope` keep their answers per name: a refusal is given again, every time."""
+    local = CheckRegistry()
+
+    def ok(spec: AssertionSpec, context: CheckContext) -> Outcome:
+        return Outcome(True, "x", "y")
+
+    local.register(CheckType("turnly", "test", "one reply", ok))
+    local.register(CheckType("whole", "test", "the conversation", ok, scope="conversation"))
+    local.register(CheckType("set-by-field", "test", "internal", ok, internal=True))
+    for _ in range(2):
+        local.check_type("turnly")
+        local.check_type("not-turnly")
+        local.check_scope("turnly", "turn")
+        local.check_scope("whole", "case")
+        local.check_scope("nope", "turn")  # unknown: check_type reports it
+        with pytest.raises(ValueError, match="unknown check type 'turnl'"):
+            local.check_type("turnl")
+        with pytest.raises(ValueError, match="is set by the case's 'set-by-field:' field"):
+            local.check_type("set-by-field")
+        with pytest.raises(ValueError, match="checks one reply: put it in a turn's 'assert'"):
+            local.check_scope("turnly", "case")
+        with pytest.raises(ValueError, match="checks the whole conversation"):
+            local.check_scope("whole", "turn")
+    local.register(CheckType("turnl", "test", "registered later", ok))
+    local.check_type("turnl")  # a refusal is not kept: a type registered since is known
+
+
+def test_values_are_validated_by_the_check_types_adapter_for_its_negation_too() -> None:
+    assert registry.check_value("contains", "x") == "x"
+    assert registry.check_value("not-contains-any", "a, b") == ["a", "b"]
+    with pytest.raises(ValueError, match=r"bad value for check type 'not-contains': .*; found 3"):
+        registry.check_value("not-contains", 3)
+    with pytest.raises(ValueError, match="needs a value"):
+        registry.check_value("contains", None)

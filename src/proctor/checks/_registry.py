@@ -158,6 +158,10 @@ class CheckRegistry:
         self._pending: dict[str, str] = dict(modules or {})
         self._plugins_loaded = False
         self._plugins: dict[str, str] = {}
+        self._valid: set[str] = set()
+        """Names `check_type` accepted: an answer no later registration changes (types are never removed)."""
+        self._in_scope: set[tuple[str, str]] = set()
+        """`(name, where)` pairs `check_scope` accepted, likewise."""
 
     def register(self, check: CheckType) -> CheckType:
         """Add a check type.
@@ -219,12 +223,17 @@ class CheckRegistry:
     # CheckCatalog
     def check_type(self, name: str) -> None:
         """Raise `ValueError` when `name` is not a valid assertion type."""
+        if name in self._valid:  # asked once per assertion at load time: the answer once per name
+            return
         check, _ = self.resolve(name)
         if check.internal:
             raise ValueError(f"{name!r} is set by the case's '{name}:' field, not as an assertion")
+        self._valid.add(name)
 
     def check_scope(self, name: str, where: str) -> None:
         """Raise `ValueError` when `name` cannot be used in a turn's (`turn`) or the case's (`case`) `assert`."""
+        if (name, where) in self._in_scope:
+            return
         try:
             check, _ = self.resolve(name)
         except ValueError:
@@ -233,10 +242,13 @@ class CheckRegistry:
             raise ValueError(f"{name!r} checks the whole conversation: put it in the case's 'assert', not a turn's")
         if where == "case" and check.scope == "turn":
             raise ValueError(f"{name!r} checks one reply: put it in a turn's 'assert', not the case's")
+        self._in_scope.add((name, where))
 
     def check_value(self, name: str, value: Any) -> Any:
         """Validate an assertion's value for check type `name`."""
-        check, _ = self.resolve(name)
+        check = self._types.get(name)  # a registered type's own name: no need to resolve it
+        if check is None:
+            check, _ = self.resolve(name)
         if check.value is None:
             if value is not None:
                 raise ValueError(f"check type {name!r} takes no value; found {value!r}")
@@ -246,7 +258,7 @@ class CheckRegistry:
                 raise ValueError(f"check type {name!r} needs a value: {check.description}")
             return None
         try:
-            return check.value.validate_python(value)
+            return check.value.validator.validate_python(value)  # what `TypeAdapter.validate_python` calls
         except ValidationError as exc:
             problems = "; ".join(err["msg"].removeprefix("Value error, ") for err in exc.errors())
             found = repr(value)
