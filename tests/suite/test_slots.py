@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
+import pickle
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,12 +50,20 @@ def test_a_case_has_the_dataclass_signature_and_values() -> None:
 
 def test_a_case_stays_frozen_and_replace_works() -> None:
     case = Case("c", Path("s.yaml"), "s", ())
+    assert type(case) is Case and isinstance(case, Case)
     with pytest.raises(dataclasses.FrozenInstanceError):
         case.name = "d"  # type: ignore[misc]
     positional = Case(*_values(case))
     assert positional == case and repr(positional) == repr(case) and hash(case.name) == hash(positional.name)
     changed = dataclasses.replace(case, trials=5)
     assert changed.trials == 5 and _values(changed)[:4] == _values(case)[:4]
+
+
+def test_a_case_copies_and_pickles_as_before() -> None:
+    case = Case("c", Path("s.yaml"), "s", (TurnSpec(content="hi"),), tags=("a",), metadata={"k": [1]})
+    for twin in (copy.copy(case), copy.deepcopy(case), pickle.loads(pickle.dumps(case))):
+        assert type(twin) is Case and twin == case
+    assert copy.deepcopy(case).metadata is not case.metadata
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +92,17 @@ def test_slot_init_keeps_defaults_factories_and_argument_errors() -> None:
         _Sample("a").name = "b"  # type: ignore[misc]
 
 
+def test_a_field_may_be_named_self() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Odd:
+        self: int
+        other: str = "o"
+
+    slot_init(Odd)
+    odd = Odd(1)
+    assert (odd.self, odd.other) == (1, "o") and Odd(self=2).self == 2
+
+
 def test_slot_init_refuses_what_it_does_not_do() -> None:
     @dataclass(slots=True)
     class NotFrozen:
@@ -103,6 +124,14 @@ def test_slot_init_refuses_what_it_does_not_do() -> None:
         def __post_init__(self, y: int) -> None:
             pass
 
-    for cls in (NotFrozen, NoSlots, KeywordOnly, WithInitVar):
+    @dataclass(frozen=True, slots=True)
+    class Base:
+        x: int
+
+    @dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        y: int
+
+    for cls in (NotFrozen, NoSlots, KeywordOnly, WithInitVar, Derived):
         with pytest.raises(TypeError):
             slot_init(cls)
