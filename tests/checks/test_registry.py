@@ -167,3 +167,27 @@ def test_values_are_validated_by_the_check_types_adapter_for_its_negation_too() 
         registry.check_value("not-contains", 3)
     with pytest.raises(ValueError, match="needs a value"):
         registry.check_value("contains", None)
+
+
+def test_a_text_value_is_validated_by_any_adapter_that_is_more_than_a_bare_str() -> None:
+    from typing import Annotated
+
+    from pydantic import ConfigDict, Field, TypeAdapter
+
+    local = CheckRegistry()
+
+    def ok(spec: AssertionSpec, context: CheckContext) -> Outcome:
+        return Outcome(True, "x", "y")
+
+    local.register(CheckType("bare", "test", "any text", ok, value=TypeAdapter(str)))
+    local.register(
+        CheckType("lower", "test", "lowered", ok, value=TypeAdapter(str, config=ConfigDict(str_to_lower=True)))
+    )
+    local.register(CheckType("short", "test", "short", ok, value=TypeAdapter(Annotated[str, Field(max_length=3)])))
+    text = "ABCD"
+    assert local.check_value("bare", text) is text and local.check_value("not-bare", text) is text
+    assert local.check_value("lower", text) == "abcd"
+    with pytest.raises(ValueError, match="bad value for check type 'short'"):
+        local.check_value("short", text)
+    with pytest.raises(ValueError, match="bad value for check type 'bare'"):
+        local.check_value("bare", 3)

@@ -162,6 +162,8 @@ class CheckRegistry:
         """Names `check_type` accepted: an answer no later registration changes (types are never removed)."""
         self._in_scope: set[tuple[str, str]] = set()
         """`(name, where)` pairs `check_scope` accepted, likewise."""
+        self._any_text: dict[str, bool] = {}
+        """Per type: whether its value adapter is a bare `str` (it returns any `str` as it is)."""
 
     def register(self, check: CheckType) -> CheckType:
         """Add a check type.
@@ -257,6 +259,8 @@ class CheckRegistry:
             if check.value_required:
                 raise ValueError(f"check type {name!r} needs a value: {check.description}")
             return None
+        if type(value) is str and self._takes_any_text(check):
+            return value  # what a bare `str` adapter returns for it (W2: 5,000 values, one pydantic call each)
         try:
             return check.value.validator.validate_python(value)  # what `TypeAdapter.validate_python` calls
         except ValidationError as exc:
@@ -264,6 +268,19 @@ class CheckRegistry:
             found = repr(value)
             found = found if len(found) <= 200 else f"{found[:197]}..."
             raise ValueError(f"bad value for check type {name!r}: {problems}; found {found}") from None
+
+    def _takes_any_text(self, check: CheckType) -> bool:
+        """Whether `check`'s value adapter is `TypeAdapter(str)` with no constraints and no config."""
+        known = self._any_text.get(check.name)
+        if known is None:
+            try:
+                known = check.value is not None and (
+                    check.value.core_schema == {"type": "str"} and getattr(check.value, "_config", ...) is None
+                )
+            except Exception:  # a schema not built yet, or not comparable: validate as before
+                known = False
+            self._any_text[check.name] = known
+        return known
 
     def _known(self, name: str) -> CheckType | None:
         """The registered type `name`, importing its built-in module first when it has not loaded yet."""

@@ -91,11 +91,11 @@ class AssertionOptions(_Strict):
 
 
 _NO_OPTIONS = AssertionOptions()
+"""The options of an assertion that gives none: one frozen instance for all (a default pydantic never copies)."""
 
 
-def _no_options() -> AssertionOptions:
-    """The options of an assertion that gives none: one frozen instance, not one per assertion."""
-    return _NO_OPTIONS
+def _no_default_shown(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)  # the JSON Schema shows no default for `options`, as with a factory
 
 
 class AssertionSpec(_Strict):
@@ -107,7 +107,7 @@ class AssertionSpec(_Strict):
     """What the check compares against: a substring, a pattern, a list, a schema, a number of ms."""
     weight: float = Field(default=1.0, ge=0)
     """Relative weight of this check in the trial score."""
-    options: AssertionOptions = Field(default_factory=_no_options)
+    options: AssertionOptions = Field(default=_NO_OPTIONS, json_schema_extra=_no_default_shown)
     """Matching options."""
     name: str | None = None
     """A display name; defaults to the type and value."""
@@ -136,9 +136,12 @@ class AssertionSpec(_Strict):
     @field_validator("value")
     @classmethod
     def _valid_value(cls, value: Any, info: ValidationInfo) -> Any:
-        catalog = _catalog(info)
-        if catalog is not None and "type" in info.data:  # absent when the type itself was invalid
-            return catalog.check_value(info.data["type"], value)
+        context = info.context
+        catalog = context.get("checks") if type(context) is dict else _catalog(info)  # the loader's: a dict
+        if catalog is not None:
+            data = info.data
+            if "type" in data:  # absent when the type itself was invalid
+                return catalog.check_value(data["type"], value)
         return value
 
     def display_name(self) -> str:
@@ -152,6 +155,8 @@ class AssertionSpec(_Strict):
 
 
 def _check_scopes(assertions: list[AssertionSpec], where: str, info: ValidationInfo) -> list[AssertionSpec]:
+    if not assertions:
+        return assertions
     catalog = _catalog(info)
     if catalog is not None:
         for assertion in assertions:
