@@ -191,3 +191,19 @@ def test_a_text_value_is_validated_by_any_adapter_that_is_more_than_a_bare_str()
         local.check_value("short", text)
     with pytest.raises(ValueError, match="bad value for check type 'bare'"):
         local.check_value("bare", 3)
+
+
+def test_contexts_and_outcomes_are_built_as_the_frozen_dataclasses_build_them() -> None:
+    import dataclasses
+
+    reply = AgentReply(text="hi")
+    context = CheckContext(reply, 0, [], "case", judge=None)
+    assert (context.reply, context.turn, context.transcript, context.case) == (reply, 0, [], "case")
+    assert context.rubric is None and context.object_context is None and context.state is None
+    assert type(context) is CheckContext and dataclasses.replace(context, turn=1).turn == 1
+    outcome = Outcome(True, "to say hi", "it did")
+    assert outcome.score is None and outcome.details == {} and outcome.details is not Outcome(False, "", "").details
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        context.case = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.ok = False  # type: ignore[misc]
