@@ -130,3 +130,80 @@ def test_a_registry_of_its_own_loads_its_modules_lazily_too(tmp_path: Path, monk
     with pytest.raises(ValueError, match="unknown check type 'shout'; did you mean 'shouts'"):
         local.resolve("shout")
     monkeypatch.delitem(sys.modules, "lazy_family_probe")
+
+
+def test_load_time_answers_are_the_same_when_asked_again() -> None:
+    """`check_type` and `check_scope` keep their answers per name: a refusal is given again, every time."""
+    local = CheckRegistry()
+
+    def ok(spec: AssertionSpec, context: CheckContext) -> Outcome:
+        return Outcome(True, "x", "y")
+
+    local.register(CheckType("turnly", "test", "one reply", ok))
+    local.register(CheckType("whole", "test", "the conversation", ok, scope="conversation"))
+    local.register(CheckType("set-by-field", "test", "internal", ok, internal=True))
+    for _ in range(2):
+        local.check_type("turnly")
+        local.check_type("not-turnly")
+        local.check_scope("turnly", "turn")
+        local.check_scope("whole", "case")
+        local.check_scope("nope", "turn")  # unknown: check_type reports it
+        with pytest.raises(ValueError, match="unknown check type 'turnl'"):
+            local.check_type("turnl")
+        with pytest.raises(ValueError, match="is set by the case's 'set-by-field:' field"):
+            local.check_type("set-by-field")
+        with pytest.raises(ValueError, match="checks one reply: put it in a turn's 'assert'"):
+            local.check_scope("turnly", "case")
+        with pytest.raises(ValueError, match="checks the whole conversation"):
+            local.check_scope("whole", "turn")
+    local.register(CheckType("turnl", "test", "registered later", ok))
+    local.check_type("turnl")  # a refusal is not kept: a type registered since is known
+
+
+def test_values_are_validated_by_the_check_types_adapter_for_its_negation_too() -> None:
+    assert registry.check_value("contains", "x") == "x"
+    assert registry.check_value("not-contains-any", "a, b") == ["a", "b"]
+    with pytest.raises(ValueError, match=r"bad value for check type 'not-contains': .*; found 3"):
+        registry.check_value("not-contains", 3)
+    with pytest.raises(ValueError, match="needs a value"):
+        registry.check_value("contains", None)
+
+
+def test_a_text_value_is_validated_by_any_adapter_that_is_more_than_a_bare_str() -> None:
+    from typing import Annotated
+
+    from pydantic import ConfigDict, Field, TypeAdapter
+
+    local = CheckRegistry()
+
+    def ok(spec: AssertionSpec, context: CheckContext) -> Outcome:
+        return Outcome(True, "x", "y")
+
+    local.register(CheckType("bare", "test", "any text", ok, value=TypeAdapter(str)))
+    local.register(
+        CheckType("lower", "test", "lowered", ok, value=TypeAdapter(str, config=ConfigDict(str_to_lower=True)))
+    )
+    local.register(CheckType("short", "test", "short", ok, value=TypeAdapter(Annotated[str, Field(max_length=3)])))
+    text = "ABCD"
+    assert local.check_value("bare", text) is text and local.check_value("not-bare", text) is text
+    assert local.check_value("lower", text) == "abcd"
+    with pytest.raises(ValueError, match="bad value for check type 'short'"):
+        local.check_value("short", text)
+    with pytest.raises(ValueError, match="bad value for check type 'bare'"):
+        local.check_value("bare", 3)
+
+
+def test_contexts_and_outcomes_are_built_as_the_frozen_dataclasses_build_them() -> None:
+    import dataclasses
+
+    reply = AgentReply(text="hi")
+    context = CheckContext(reply, 0, [], "case", judge=None)
+    assert (context.reply, context.turn, context.transcript, context.case) == (reply, 0, [], "case")
+    assert context.rubric is None and context.object_context is None and context.state is None
+    assert type(context) is CheckContext and dataclasses.replace(context, turn=1).turn == 1
+    outcome = Outcome(True, "to say hi", "it did")
+    assert outcome.score is None and outcome.details == {} and outcome.details is not Outcome(False, "", "").details
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        context.case = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.ok = False  # type: ignore[misc]

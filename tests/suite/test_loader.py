@@ -245,3 +245,98 @@ def test_a_go_judges_file_is_passed_over_in_a_folder_and_an_error_when_named(tmp
     assert [s.path.name for s in load_suites([tmp_path], registry)] == ["suite.yaml"]  # passed over
     with pytest.raises(SuiteError, match="Go Eval Agent judges configuration"):
         load_suites([judges], registry)
+
+
+EVERY_FIELD = """\
+name: every-field
+trials: 4
+timeout: 30
+tags: [file-tag]
+scoring: {pass_threshold: 0.5}
+target: {type: openai, base_url: "http://127.0.0.1:1/v1", model: m}
+judge: openai/gpt-4o-mini
+simulator: openai/gpt-4o
+seed_session: same
+seeds: [{conversation: [{role: user, content: hello}]}]
+tools: {lookup: {description: Look up, mock: found}}
+setups: [{cypher: "CREATE (:A)"}]
+assert: [{type: tool-called, value: lookup}]
+cases:
+  - name: first
+    description: the first
+    turns: [{content: hi, assert: [{type: contains, value: hi}]}]
+  - name: second
+    trials: 2
+    timeout: 5
+    tags: [case-tag, file-tag]
+    scoring: {pass_threshold: 0.9}
+    seeds: [{conversation: [{role: user, content: again}]}]
+    seed_session: prior
+    tools: {other: {description: Other, mock: x}}
+    setups: [{cypher: "CREATE (:B)"}]
+    assert: [{type: tool-not-called, value: other}]
+    script:
+      - user: hi
+      - simulate: {goal: finish}
+"""
+
+
+def test_every_case_field_takes_its_own_value_or_the_files(tmp_path: Path) -> None:
+    """Each of a `Case`'s fields from where it belongs: the case's value, else the file's, else the default."""
+    from proctor.suite import Case
+    from proctor.suite._model import JudgeSpec, ScoringSpec, SuiteFileSpec
+    from proctor.suite._yaml import fast_load
+
+    path = write(tmp_path, "every.yaml", EVERY_FIELD)
+    first, second = load_suite_file(path, registry).cases
+    spec = SuiteFileSpec.model_validate(fast_load(EVERY_FIELD), context={"checks": registry})
+    assert spec.cases is not None
+    file_check = spec.assert_[0]
+    expected_first = {
+        "name": "first",
+        "file": path,
+        "suite": "every-field",
+        "turns": tuple(spec.cases[0].turns),
+        "trials": 4,
+        "timeout": 30.0,
+        "tags": ("file-tag",),
+        "scoring": ScoringSpec(pass_threshold=0.5),
+        "description": "the first",
+        "rubric": None,
+        "target": spec.target,
+        "judge": JudgeSpec(model="openai/gpt-4o-mini"),
+        "assert_": (file_check,),
+        "metadata": {},
+        "state": None,
+        "simulate": None,
+        "simulator": "openai/gpt-4o",
+        "seeds": tuple(spec.seeds),
+        "seed_session": "same",
+        "tools": dict(spec.tools),
+        "vars": {},
+        "script": (),
+    }
+    for field, value in expected_first.items():
+        assert getattr(first, field) == value, field
+    assert [step.statement for step in first.setups] == ["CREATE (:A)"]
+    assert isinstance(first, Case) and type(first.trials) is int and type(first.timeout) is float
+    expected_second = {
+        "name": "second",
+        "suite": "every-field",
+        "turns": (),
+        "trials": 2,
+        "timeout": 5.0,
+        "tags": ("file-tag", "case-tag"),
+        "scoring": ScoringSpec(pass_threshold=0.9),
+        "description": None,
+        "assert_": (file_check, spec.cases[1].assert_[0]),
+        "seeds": (*spec.seeds, *spec.cases[1].seeds),
+        "seed_session": "prior",
+        "tools": {**spec.tools, **spec.cases[1].tools},
+        "script": tuple(spec.cases[1].script or ()),
+    }
+    for field, value in expected_second.items():
+        assert getattr(second, field) == value, field
+    assert [step.statement for step in second.setups] == ["CREATE (:A)", "CREATE (:B)"]
+    assert second.simulate is not None and second.simulate.arms == ["supplied"]  # the script's stretch
+    assert first.tools is not second.tools and first.metadata is not second.metadata  # each case its own

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from proctor.errors import SuiteError
 from proctor.suite import load_suite_file
 from proctor.suite._loader import _plain
-from proctor.suite._yaml import DuplicateKeyError, fast_load
+from proctor.suite._yaml import DuplicateKeyError, fast_load, top_level_keys
 
 DOC = """\
 a: yes
@@ -70,3 +73,24 @@ def test_syntax_errors_are_located_where_the_mistake_starts(
     (issue,) = info.value.issues
     assert (issue.line, issue.column) == where, issue
     assert words in issue.message
+
+
+_KEY_SOUP = st.lists(
+    st.sampled_from(
+        ["name", "cases", "'q'", '"d"', " ", "  ", "\t", "#", "-", ":", ": ", ":\t", "\n", "\r\n", "{", "x y"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(_KEY_SOUP)
+def test_top_level_keys_match_a_key_at_every_line_start(text: str) -> None:
+    """`top_level_keys` finds keys after line breaks; what it finds is what `^` in multi-line mode found."""
+    reference = re.compile(r"^(?![\s#-])([^:#\n]+?)\s*:(?:[ \t]|$)", re.MULTILINE)
+    body = text.lstrip()
+    expected = (
+        None
+        if body.startswith(("{", "[", "---", "%"))
+        else {match.group(1).strip().strip("'\"") for match in reference.finditer(text)}
+    )
+    assert top_level_keys(text) == expected

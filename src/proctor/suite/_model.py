@@ -67,17 +67,35 @@ def _catalog(info: ValidationInfo) -> CheckCatalog | None:
     return context.get("checks") if isinstance(context, Mapping) else None
 
 
+TYPES_SEEN = "types"
+"""The validation context's key for a `set` that collects the `type` of every assertion validated.
+
+The loader passes one, so that it knows which check types a file names without walking its cases again
+(`proctor.suite._policy.assertion_types` walks them).
+"""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class AssertionOptions(_Strict):
-    """Options that change how an assertion matches."""
+    """Options that change how an assertion matches (frozen: assertions without options share one)."""
+
+    model_config = ConfigDict(frozen=True)
 
     case_insensitive: bool | None = None
     """Compare ignoring case. Default: false for text checks, true for `regex` (as Lobu)."""
     threshold: float | None = Field(default=None, ge=0, le=1)
     """For scored judges: the score (0..1) at which the check passes."""
+
+
+_NO_OPTIONS = AssertionOptions()
+"""The options of an assertion that gives none: one frozen instance for all (a default pydantic never copies)."""
+
+
+def _no_default_shown(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)  # the JSON Schema shows no default for `options`, as with a factory
 
 
 class AssertionSpec(_Strict):
@@ -89,7 +107,7 @@ class AssertionSpec(_Strict):
     """What the check compares against: a substring, a pattern, a list, a schema, a number of ms."""
     weight: float = Field(default=1.0, ge=0)
     """Relative weight of this check in the trial score."""
-    options: AssertionOptions = Field(default_factory=AssertionOptions)
+    options: AssertionOptions = Field(default=_NO_OPTIONS, json_schema_extra=_no_default_shown)
     """Matching options."""
     name: str | None = None
     """A display name; defaults to the type and value."""
@@ -103,7 +121,14 @@ class AssertionSpec(_Strict):
     @field_validator("type")
     @classmethod
     def _known_type(cls, value: str, info: ValidationInfo) -> str:
-        catalog = _catalog(info)
+        context = info.context
+        if type(context) is dict:  # the loader's context
+            seen = context.get(TYPES_SEEN)
+            if seen is not None:
+                seen.add(value)
+            catalog = context.get("checks")
+        else:
+            catalog = _catalog(info)
         if catalog is not None:
             catalog.check_type(value)
         return value
@@ -111,9 +136,12 @@ class AssertionSpec(_Strict):
     @field_validator("value")
     @classmethod
     def _valid_value(cls, value: Any, info: ValidationInfo) -> Any:
-        catalog = _catalog(info)
-        if catalog is not None and "type" in info.data:  # absent when the type itself was invalid
-            return catalog.check_value(info.data["type"], value)
+        context = info.context
+        catalog = context.get("checks") if type(context) is dict else _catalog(info)  # the loader's: a dict
+        if catalog is not None:
+            data = info.data
+            if "type" in data:  # absent when the type itself was invalid
+                return catalog.check_value(data["type"], value)
         return value
 
     def display_name(self) -> str:
@@ -127,6 +155,8 @@ class AssertionSpec(_Strict):
 
 
 def _check_scopes(assertions: list[AssertionSpec], where: str, info: ValidationInfo) -> list[AssertionSpec]:
+    if not assertions:
+        return assertions
     catalog = _catalog(info)
     if catalog is not None:
         for assertion in assertions:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,14 @@ from proctor.suite._targets import McpTargetSpec, PythonTargetSpec
 from proctor.suite._tools import ToolServerSpec
 from proctor.suite._trust import HOW_TO_TRUST, FileRefError, Trust, read_named_file, read_named_text
 
-__all__ = ["PYTHON_FILE_REFERENCE", "code_problems", "judge_prompts", "python_files", "with_python_files"]
+__all__ = [
+    "PYTHON_FILE_REFERENCE",
+    "assertion_types",
+    "code_problems",
+    "judge_prompts",
+    "python_files",
+    "with_python_files",
+]
 
 Loc = tuple[str | int, ...]
 
@@ -23,11 +30,14 @@ PYTHON_FILE_REFERENCE = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<function>[A-
 """A `python` check's value naming a function in a file (`path.py:function`); any other value is an expression."""
 
 
-def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog | None) -> list[tuple[Loc, str]]:
+def code_problems(
+    spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog | None, types: Collection[str] | None = None
+) -> list[tuple[Loc, str]]:
     """The code an untrusted suite names, each as `(location, message)`; nothing when trusted.
 
     Python targets (their `callable`, `object_context` and `seed` hooks), check types and model providers
-    that come from plugin packages run code; a suite may name them only when the user trusts it.
+    that come from plugin packages run code; a suite may name them only when the user trusts it. `types`:
+    the file's `assertion_types`, when the caller has them.
     """
     if trust is None or trust.trusted:
         return []
@@ -53,12 +63,14 @@ def code_problems(spec: SuiteFileSpec, trust: Trust | None, checks: CheckCatalog
         if plugin is not None:
             message = f"model {model!r} comes from the provider plugin {plugin}; {HOW_TO_TRUST}"
             problems.append((loc, message))
-    for loc, assertion in _assertions(spec):
-        if _python_file(assertion) is not None:
-            message = f"the suite names Python code to run ({assertion.value}); {HOW_TO_TRUST}"
-            problems.append(((*loc, "value"), message))
+    types = assertion_types(spec) if types is None else types  # the walks below: only for such a check
+    if "python" in types:
+        for loc, assertion in _assertions(spec):
+            if _python_file(assertion) is not None:
+                message = f"the suite names Python code to run ({assertion.value}); {HOW_TO_TRUST}"
+                problems.append(((*loc, "value"), message))
     plugin_of = getattr(checks, "plugin_of", None)
-    if plugin_of is not None:
+    if plugin_of is not None and any(plugin_of(name) is not None for name in types):
         for loc, assertion in _assertions(spec):
             plugin = plugin_of(assertion.type)
             if plugin is not None:
@@ -96,6 +108,24 @@ def _model_plugin(model: str) -> str | None:
     provider = model.partition("/")[0]
     entry = next((e for e in entry_points(group=MODEL_PLUGINS) if e.name == provider), None)
     return None if entry is None else f"{entry.value} (entry point {entry.name!r})"
+
+
+def assertion_types(spec: SuiteFileSpec) -> set[str]:
+    """The `type` of every assertion in the file (what `_assertions` walks), without their locations."""
+    types: set[str] = set()
+    add = types.add
+    for holder in (spec, *(spec.cases or ())):
+        for assertion in holder.assert_:
+            add(assertion.type)
+        for assertion in holder.assertions:
+            add(assertion.type)
+        for turn in holder.turns or ():
+            for assertion in turn.assert_:
+                add(assertion.type)
+        for step in holder.script or ():
+            for assertion in (*step.assert_, *(step.check or ())):
+                add(assertion.type)
+    return types
 
 
 def _assertions(spec: SuiteFileSpec) -> Iterator[tuple[Loc, AssertionSpec]]:
@@ -142,17 +172,20 @@ def _python_file(assertion: AssertionSpec) -> re.Match[str] | None:
 
 
 def python_files(
-    spec: SuiteFileSpec, base: Path, root: Path | None
+    spec: SuiteFileSpec, base: Path, root: Path | None, types: Collection[str] | None = None
 ) -> tuple[dict[int, AssertionSpec], list[tuple[Loc, str]]]:
     """The `python` checks that name a file function, with the path made absolute (relative to `base`).
 
-    The file must exist and lie inside `root` (`None`: anywhere); it is not imported here.
+    The file must exist and lie inside `root` (`None`: anywhere); it is not imported here. `types`: the
+    file's `assertion_types`, when the caller has them.
 
     Returns:
         Each such assertion (by `id`) with its resolved value, and the problems found.
     """
     resolved: dict[int, AssertionSpec] = {}
     problems: list[tuple[Loc, str]] = []
+    if "python" not in (assertion_types(spec) if types is None else types):
+        return resolved, problems  # no `python` check: nothing to walk for
     for loc, assertion in _assertions(spec):
         match = _python_file(assertion)
         if match is None:
