@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
+from proctor._slots import slot_init
 from proctor.checks._result import CheckResult
 from proctor.suite import AssertionSpec, Rubric
-from proctor.suite._slots import slot_init
 from proctor.transcript import AgentReply, Message
 
 if TYPE_CHECKING:

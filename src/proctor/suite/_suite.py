@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor._slots import slot_init
 from proctor.suite._model import AssertionSpec, JudgeSpec, ScoringSpec, ScriptStep, TurnSpec
 from proctor.suite._simulate import SeedSpec, SimulateSpec
-from proctor.suite._slots import slot_init
 from proctor.suite._state import SetupStep, StateSpec
 from proctor.suite._targets import TargetSpec
 from proctor.suite._tools import ToolSpec

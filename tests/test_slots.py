@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from proctor._slots import slot_init
 from proctor.suite import Case
 from proctor.suite._model import ScoringSpec, TurnSpec
-from proctor.suite._slots import slot_init
 
 
 def _twin(cls: type) -> Any:
