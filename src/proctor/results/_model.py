@@ -282,7 +282,7 @@ class CaseResult:
         cached = self._aggregate
         if cached is not None and cached[0][0] == len(self.trials) and cached[0][1] == k:
             return cached  # read five times a case (summary, results file, history, --ci, exit code)
-        aggregate = aggregate_case(self._ordered(), min_pass_rate=self.min_pass_rate, k=k)
+        aggregate = aggregate_case(self.ordered_trials(), min_pass_rate=self.min_pass_rate, k=k)
         head = {
             "name": self.name,
             "suite": self.suite,
@@ -295,8 +295,8 @@ class CaseResult:
         self._aggregate = ((len(self.trials), k), aggregate, head)
         return self._aggregate
 
-    def _ordered(self) -> list[TrialResult]:
-        """The trials by trial number."""
+    def ordered_trials(self) -> list[TrialResult]:
+        """The trials by trial number (the list itself when it has fewer than two: do not change it)."""
         trials = self.trials
         if len(trials) < 2:
             return trials
@@ -311,12 +311,12 @@ class CaseResult:
 
     def to_dict(self, k: int | None = None) -> dict[str, Any]:
         """Return the JSON form: identity, the aggregates of `summarize(k)`, then the trials."""
-        return {**self.aggregate_fields(k), "trials": [t.to_dict() for t in self._ordered()]}
+        return {**self.aggregate_fields(k), "trials": [t.to_dict() for t in self.ordered_trials()]}
 
     def to_json(self, k: int | None = None) -> bytes:
         """Return `to_dict(k)` encoded (compact UTF-8), each trial's bytes reused from `TrialResult.to_json`."""
         head = dumps(self.aggregate_fields(k))
-        return head[:-1] + b',"trials":[' + b",".join(t.to_json() for t in self._ordered()) + b"]}"
+        return head[:-1] + b',"trials":[' + b",".join(t.to_json() for t in self.ordered_trials()) + b"]}"
 
 
 def _call_costs(call: dict[str, Any]) -> RoleCosts:
@@ -382,8 +382,8 @@ class RunResult:
         """`summary.to_dict()`, computed once per set of trials (the same dict each call: do not change it)."""
         return self._summarized()[2]
 
-    def _head(self) -> dict[str, Any]:
-        """The JSON form's fields before the cases."""
+    def head_fields(self) -> dict[str, Any]:
+        """The JSON form's fields before the cases (a new dict each call; its `summary` is shared: do not change it)."""
         return {
             "version": RESULTS_VERSION,
             "run_id": self.run_id,
@@ -401,7 +401,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON form (a serialisation of the fields and `summary`; nothing computed)."""
-        return {**self._head(), "cases": [c.to_dict(self.k) for c in self.cases]}
+        return {**self.head_fields(), "cases": [c.to_dict(self.k) for c in self.cases]}
 
     def parts(self) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[TrialFigures]]]]:
         """What the history store reads of `to_dict()`, without building it.
@@ -410,7 +410,9 @@ class RunResult:
         (the dicts are shared: do not change them).
         """
         k = self.k
-        return self._head(), [(c.aggregate_fields(k), [t.figures() for t in c._ordered()]) for c in self.cases]
+        return self.head_fields(), [
+            (c.aggregate_fields(k), [t.figures() for t in c.ordered_trials()]) for c in self.cases
+        ]
 
     def to_json(self) -> bytes:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""
@@ -418,7 +420,7 @@ class RunResult:
 
     def json_chunks(self) -> Iterator[bytes]:
         """`to_json()` in pieces, each case's made as it is reached (for writing without the whole in memory)."""
-        return results_chunks(self._head(), (c.to_json(self.k) for c in self.cases))
+        return results_chunks(self.head_fields(), (c.to_json(self.k) for c in self.cases))
 
 
 def case_statistics(statuses: list[str], k: int | None) -> dict[str, Any]:
