@@ -451,7 +451,8 @@ def _result_rows(result: RunResult) -> _ResultRows | None:
         tags_json = encoded.get(tags)
         if tags_json is None:
             tags_json = encoded[tags] = json.dumps(tags)
-        status, avg_score = fields["status"], fields["avg_score"]
+        status, avg_score, costs = fields["status"], fields["avg_score"], fields["costs"]
+        cost = known_cost(costs)
         statuses.append(status)
         if avg_score is not None:
             scores.append(avg_score)
@@ -467,15 +468,17 @@ def _result_rows(result: RunResult) -> _ResultRows | None:
                 avg_score,
                 fields["latency_ms"]["p50"],
                 fields["tokens"]["total"],
-                known_cost(fields["costs"]),
+                cost,
             )
         )
         trials = case.ordered_trials()
         if len(trials) > 1 and len({t.trial for t in trials}) < len(trials):
             return None
         for trial in trials:
-            number, trial_status, score, duration_ms, tokens, costs, replies = trial.figures()
-            trial_rows.append((key, number, trial_status, score, duration_ms, tokens, known_cost(costs)))
+            number, trial_status, score, duration_ms, tokens, own, replies = trial.figures()
+            # a one-trial case shares its trial's costs dict (`_aggregate._one_trial_costs`): summed once
+            own_cost = cost if own is costs else known_cost(own)
+            trial_rows.append((key, number, trial_status, score, duration_ms, tokens, own_cost))
             latencies += replies
     if len(keys) < len(case_rows):
         return None

@@ -315,8 +315,18 @@ class CaseResult:
 
     def to_json(self, k: int | None = None) -> bytes:
         """Return `to_dict(k)` encoded (compact UTF-8), each trial's bytes reused from `TrialResult.to_json`."""
+        return b"".join(self.json_pieces(k))
+
+    def json_pieces(self, k: int | None = None) -> list[bytes | memoryview]:
+        """`to_json(k)` in pieces, none copied: the fields before the trials, then each trial's own bytes."""
         head = dumps(self.aggregate_fields(k))
-        return head[:-1] + b',"trials":[' + b",".join(t.to_json() for t in self.ordered_trials()) + b"]}"
+        pieces: list[bytes | memoryview] = [memoryview(head)[:-1], b',"trials":[']
+        for trial in self.ordered_trials():
+            if len(pieces) > 2:
+                pieces.append(b",")
+            pieces.append(trial.to_json())
+        pieces.append(b"]}")
+        return pieces
 
 
 def _call_costs(call: dict[str, Any]) -> RoleCosts:
@@ -418,9 +428,9 @@ class RunResult:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""
         return b"".join(self.json_chunks())
 
-    def json_chunks(self) -> Iterator[bytes]:
+    def json_chunks(self) -> Iterator[bytes | memoryview]:
         """`to_json()` in pieces, each case's made as it is reached (for writing without the whole in memory)."""
-        return results_chunks(self.head_fields(), (c.to_json(self.k) for c in self.cases))
+        return results_chunks(self.head_fields(), (c.json_pieces(self.k) for c in self.cases))
 
 
 def case_statistics(statuses: list[str], k: int | None) -> dict[str, Any]:
