@@ -424,6 +424,16 @@ class RunResult:
             (c.aggregate_fields(k), [t.figures() for t in c.ordered_trials()]) for c in self.cases
         ]
 
+    def release_encoded(self) -> None:
+        """Drop the bytes each trial keeps of its JSON form (once the results file has them).
+
+        ~1.3 KB a trial that nothing reads again after the file is written; `to_json` encodes a trial
+        anew if asked (the same bytes).
+        """
+        for case in self.cases:
+            for trial in case.trials:
+                trial._bytes = None
+
     def to_json(self) -> bytes:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""
         return b"".join(self.json_chunks())
