@@ -181,6 +181,9 @@ def test_case_aggregates_are_those_of_the_reference_computation(
         assert json.dumps(_aggregate_trials(trials, min_pass_rate, k).to_dict()) == json.dumps(reference)
     case = CaseResult("c", "s", "s.yaml", [], min_pass_rate, list(trials))
     assert case.summarize(k) is case.summarize(k)  # computed once
+    identity = {"name": "c", "suite": "s", "file": "s.yaml", "description": None, "tags": []}
+    expected = {**identity, **reference, "min_pass_rate": min_pass_rate}
+    assert json.dumps(case.aggregate_fields(k)) == json.dumps(expected)  # the one-literal case fields
     assert json.loads(case.to_json(k)) == json.loads(json.dumps(case.to_dict(k)))
 
 

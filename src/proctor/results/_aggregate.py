@@ -256,42 +256,63 @@ class CaseAggregate:
 
     def to_dict(self) -> dict[str, Any]:
         """The case's aggregate fields of the results JSON (between its identity and its trials)."""
-        return self.case_fields({})
+        k, at_k, hat_k, interval, pass_k = self.statistics_fields or _statistics_fields(self.statistics)
+        return {
+            "status": self.status,
+            **({"reason": self.reason} if self.reason is not None else {}),
+            "passed": self.passed,
+            "pass_rate": _round(self.pass_rate),
+            "k": k,
+            "pass_at_k": at_k,
+            "pass_hat_k": hat_k,
+            "pass_rate_ci": None if interval is None else list(interval),
+            "pass_k": pass_k,
+            "avg_score": _round(self.avg_score),
+            "trial_counts": self.trial_counts,
+            "latency_ms": {"p50": _round(self.p50_ms, 3), "p95": _round(self.p95_ms, 3)},
+            "tokens": self.tokens.to_dict(),
+            "costs": self.costs,
+            "retries": self.retries,
+            "failing_checks": [check.to_dict() for check in self.failing_checks],
+        }
 
-    def case_fields(self, identity: dict[str, Any], min_pass_rate: float | None = None) -> dict[str, Any]:
-        """A case's fields of the results JSON before its trials, in one dict: `identity`'s, then `to_dict()`'s.
+    def case_fields(
+        self, name: str, suite: str, file: str, description: str | None, tags: list[str], min_pass_rate: float
+    ) -> dict[str, Any]:
+        """A case's fields of the results JSON before its trials: its identity, `to_dict()`, its `min_pass_rate`.
 
-        Args:
-            identity: The fields before the aggregates (a case's `name`, `suite`, ...): the dict returned
-                is this one, the aggregates added to it.
-            min_pass_rate: Added last as `min_pass_rate`, when given.
+        One dict literal (built at its size, ~2x sooner than one grown key by key); a skipped case (with a
+        `reason`) is built from `to_dict()`.
         """
+        if self.reason is not None:
+            identity = {"name": name, "suite": suite, "file": file, "description": description, "tags": tags}
+            return {**identity, **self.to_dict(), "min_pass_rate": min_pass_rate}
         k, at_k, hat_k, interval, pass_k = self.statistics_fields or _statistics_fields(self.statistics)
         status, p50 = self.status, _round(self.p50_ms, 3)
-        out = identity
-        out["status"] = status
-        if self.reason is not None:
-            out["reason"] = self.reason
-        out.update(
-            passed=status == "passed",
-            pass_rate=_round(self.pass_rate),
-            k=k,
-            pass_at_k=at_k,
-            pass_hat_k=hat_k,
-            pass_rate_ci=None if interval is None else list(interval),
-            pass_k=pass_k,
-            avg_score=_round(self.avg_score),
-            trial_counts=self.trial_counts,
+        return {
+            "name": name,
+            "suite": suite,
+            "file": file,
+            "description": description,
+            "tags": tags,
+            "status": status,
+            "passed": status == "passed",
+            "pass_rate": _round(self.pass_rate),
+            "k": k,
+            "pass_at_k": at_k,
+            "pass_hat_k": hat_k,
+            "pass_rate_ci": None if interval is None else list(interval),
+            "pass_k": pass_k,
+            "avg_score": _round(self.avg_score),
+            "trial_counts": self.trial_counts,
             # one latency: its p95 is its p50 (the same float), rounded once
-            latency_ms={"p50": p50, "p95": p50 if self.p95_ms is self.p50_ms else _round(self.p95_ms, 3)},
-            tokens=self.tokens.to_dict(),
-            costs=self.costs,
-            retries=self.retries,
-            failing_checks=[check.to_dict() for check in self.failing_checks] if self.failing_checks else [],
-        )
-        if min_pass_rate is not None:
-            out["min_pass_rate"] = min_pass_rate
-        return out
+            "latency_ms": {"p50": p50, "p95": p50 if self.p95_ms is self.p50_ms else _round(self.p95_ms, 3)},
+            "tokens": self.tokens.to_dict(),
+            "costs": self.costs,
+            "retries": self.retries,
+            "failing_checks": [check.to_dict() for check in self.failing_checks] if self.failing_checks else [],
+            "min_pass_rate": min_pass_rate,
+        }
 
 
 StatisticsFields = tuple[Any, float | None, float | None, tuple[float, ...] | None, float | None]

@@ -283,15 +283,7 @@ class CaseResult:
         if cached is not None and cached[0][0] == len(self.trials) and cached[0][1] == k:
             return cached  # read five times a case (summary, results file, history, --ci, exit code)
         aggregate = aggregate_case(self.ordered_trials(), min_pass_rate=self.min_pass_rate, k=k)
-        head = {
-            "name": self.name,
-            "suite": self.suite,
-            "file": self.file,
-            "description": self.description,
-            "tags": self.tags,
-            **aggregate.to_dict(),
-            "min_pass_rate": self.min_pass_rate,
-        }
+        head = aggregate.case_fields(self.name, self.suite, self.file, self.description, self.tags, self.min_pass_rate)
         self._aggregate = ((len(self.trials), k), aggregate, head)
         return self._aggregate
 
