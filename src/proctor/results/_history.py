@@ -246,8 +246,8 @@ class HistoryStore:
             run = int(cursor.lastrowid or 0)  # an integer, written into the statements: not bound once a row
             # Plain INSERT (~20 % less SQLite time than INSERT OR REPLACE): the run is new, and the rows
             # already hold only the last of two rows with one key, as REPLACE would have.
-            self._db.executemany(f"INSERT INTO cases VALUES ({run},?,?,?,?,?,?,?,?,?,?,?)", case_rows)
-            self._db.executemany(f"INSERT INTO trials VALUES ({run},?,?,?,?,?,?,?)", trial_rows)
+            self._db.executemany(f"INSERT INTO cases VALUES ({run},?,?,?,?,?,?,{_N},{_N},{_N},?,{_N})", case_rows)
+            self._db.executemany(f"INSERT INTO trials VALUES ({run},?,?,?,{_N},{_N},?,{_N})", trial_rows)
         return summary
 
     def scan(self, directory: Path) -> int:
@@ -389,6 +389,14 @@ class HistoryStore:
         return iter(self._select())
 
 
+_NULL = ""
+"""What a row holds for a `None` in a REAL column (pass rate, score, latency, duration, cost): `nullif(?, '')`
+(`_N`) stores it as NULL. Binding `None` itself costs the sqlite3 module ~2,000 instructions (it looks for an
+adapter of `NoneType`, formatting an `AttributeError` on the way), a `str` ~100; these columns never hold text."""
+
+_N = "nullif(?,'')"
+
+
 def _rows(cases: Sequence[CaseParts]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """A run's `cases` and `trials` rows without the run's id (the statement has it; `_CASE_ROW`, `_TRIAL_ROW`).
 
@@ -410,15 +418,16 @@ def _rows(cases: Sequence[CaseParts]) -> tuple[list[tuple[Any, ...]], list[tuple
             case.get("file"),
             encoded[tags],
             case.get("status"),
-            case.get("pass_rate"),
-            case.get("avg_score"),
-            (case.get("latency_ms") or {}).get("p50"),
+            _real(case.get("pass_rate")),
+            _real(case.get("avg_score")),
+            _real((case.get("latency_ms") or {}).get("p50")),
             (case.get("tokens") or {}).get("total", 0),
-            known_cost(case.get("costs")),
+            _real(known_cost(case.get("costs"))),
         )
         for number, status, score, duration_ms, tokens, costs, _ in trials:
             trial_rows.pop((key, number), None)
-            trial_rows[key, number] = (key, number, status, score, duration_ms, tokens, known_cost(costs))
+            row = (key, number, status, _real(score), _real(duration_ms), tokens, _real(known_cost(costs)))
+            trial_rows[key, number] = row
     return list(case_rows.values()), list(trial_rows.values())
 
 
@@ -453,6 +462,7 @@ def _result_rows(result: RunResult) -> _ResultRows | None:
             tags_json = encoded[tags] = json.dumps(tags)
         status, avg_score, costs = fields["status"], fields["avg_score"], fields["costs"]
         cost = known_cost(costs)
+        cost_value = _NULL if cost is None else cost
         statuses.append(status)
         if avg_score is not None:
             scores.append(avg_score)
@@ -464,11 +474,11 @@ def _result_rows(result: RunResult) -> _ResultRows | None:
                 case.file,
                 tags_json,
                 status,
-                fields["pass_rate"],
-                avg_score,
-                fields["latency_ms"]["p50"],
+                _real(fields["pass_rate"]),
+                _NULL if avg_score is None else avg_score,
+                _real(fields["latency_ms"]["p50"]),
                 fields["tokens"]["total"],
-                cost,
+                cost_value,
             )
         )
         trials = case.ordered_trials()
@@ -477,12 +487,17 @@ def _result_rows(result: RunResult) -> _ResultRows | None:
         for trial in trials:
             number, trial_status, score, duration_ms, tokens, own, replies = trial.figures()
             # a one-trial case shares its trial's costs dict (`_aggregate._one_trial_costs`): summed once
-            own_cost = cost if own is costs else known_cost(own)
-            trial_rows.append((key, number, trial_status, score, duration_ms, tokens, own_cost))
+            own_cost = cost_value if own is costs else _real(known_cost(own))
+            trial_rows.append((key, number, trial_status, _real(score), _real(duration_ms), tokens, own_cost))
             latencies += replies
     if len(keys) < len(case_rows):
         return None
     return statuses, scores, latencies, len(trial_rows), case_rows, trial_rows
+
+
+def _real(value: Any) -> Any:
+    """A REAL column's value as a row holds it: `_NULL` for `None`."""
+    return _NULL if value is None else value
 
 
 def _cases(count: int) -> str:
