@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -69,22 +68,3 @@ def test_the_journal_and_the_results_file_carry_the_same_trial_bytes(tmp_path: P
     line = path.read_bytes().splitlines()[1]
     assert line.endswith(trial.to_json()[1:])  # encoded once, spliced into both
     assert trial.to_json() is trial.to_json()
-
-
-def test_a_short_write_of_a_line_is_continued(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A line goes out in one `os.writev`; when the system takes only part of it, the rest follows."""
-    path = tmp_path / "run.jsonl"
-    journal = Journal(path, {"run_id": "r1"})
-    real = os.writev
-
-    def short(fd: int, pieces: list[bytes]) -> int:  # what a full disk or a signal may do: 10 bytes taken
-        return real(fd, [b"".join(pieces)[:10]])
-
-    monkeypatch.setattr(os, "writev", short)
-    journal.record("greets", "s.yaml", _trial(1))
-    monkeypatch.undo()
-    journal.record("greets", "s.yaml", _trial(2))
-    journal.close()
-    _, trials = read_previous_trials(path)
-    assert sorted(number for _, number in trials) == [1, 2]
-    assert path.read_bytes().count(b"\n") == 3  # header and two whole lines

@@ -51,17 +51,7 @@ class Journal:
     def record(self, name: str, file: str, trial: TrialResult) -> None:
         """Append one finished trial: `kind`, `case`, `name`, `file`, then the trial's JSON form."""
         head = dumps({"kind": "trial", "case": trial.case_key, "name": name, "file": file})
-        body = trial.to_json()
-        # the trial's own bytes, encoded once, written in place: one system call, nothing copied
-        self._append_pieces([memoryview(head)[:-1], b",", memoryview(body)[1:], b"\n"], len(head) + len(body))
-
-    def _append_pieces(self, pieces: list[bytes | memoryview], size: int) -> None:
-        """`_append` of the pieces joined (`size` bytes), by one `os.writev`; a short write is continued."""
-        if self._fd is None:
-            raise ValueError(f"the journal {self.path} is closed")
-        written = os.writev(self._fd, pieces)
-        if written < size:
-            self._append(b"".join(pieces)[written:])
+        self._append(head[:-1] + b"," + trial.to_json()[1:] + b"\n")  # the trial's own bytes, encoded once
 
     def close(self, *, remove: bool = False) -> None:
         """Close the journal; `remove` deletes it (once the final results file is written)."""
