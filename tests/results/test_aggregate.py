@@ -17,6 +17,7 @@ from proctor.results._aggregate import (
     add_costs,
     aggregate_case,
     failing_checks,
+    sum_costs,
     zero_costs,
 )
 from proctor.scoring import case_outcome, pass_statistics, percentile
@@ -180,6 +181,9 @@ def test_case_aggregates_are_those_of_the_reference_computation(
         assert json.dumps(_aggregate_trials(trials, min_pass_rate, k).to_dict()) == json.dumps(reference)
     case = CaseResult("c", "s", "s.yaml", [], min_pass_rate, list(trials))
     assert case.summarize(k) is case.summarize(k)  # computed once
+    identity = {"name": "c", "suite": "s", "file": "s.yaml", "description": None, "tags": []}
+    expected = {**identity, **reference, "min_pass_rate": min_pass_rate}
+    assert json.dumps(case.aggregate_fields(k)) == json.dumps(expected)  # the one-literal case fields
     assert json.loads(case.to_json(k)) == json.loads(json.dumps(case.to_dict(k)))
 
 
@@ -206,3 +210,57 @@ def test_a_scripted_trials_costs_are_those_summed_step_by_step(trial: TrialResul
     """A trial without simulated arms counts its costs in one step: the same values, to the bit."""
     no_arms = TrialResult(**{**{f: getattr(trial, f) for f in _FIELDS}, "simulation": {}})
     assert json.dumps(trial.costs()) == json.dumps(no_arms.costs()) == json.dumps(_costs_step_by_step(trial))
+
+
+_COUNT = st.one_of(st.integers(-3, 1000), st.sampled_from([True, False, 0.0, -0.0, 2.5, 1e-9]))
+_PRICE = st.one_of(st.none(), st.sampled_from([0.0, -0.0, -1e-10, 1e-9, 0.000123456789, 2.5, 3, float("inf")]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["agent", "judge", "simulator"]),
+            st.one_of(
+                st.builds(
+                    lambda calls, cached, prompt, completion, cost: {
+                        "calls": calls,
+                        "cached_calls": cached,
+                        "prompt": prompt,
+                        "completion": completion,
+                        "cost_usd": cost,
+                    },
+                    _COUNT,
+                    _COUNT,
+                    _COUNT,
+                    _COUNT,
+                    _PRICE,
+                ),
+                st.fixed_dictionaries({"prompt": _COUNT, "completion": _COUNT}, optional={"calls": _COUNT}),
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_costs_summed_by_column_are_those_added_one_after_the_other(items: list[dict[str, Any]]) -> None:
+    """`sum_costs` (integer columns by `sum`) gives what `add_costs` one part after another gives, to the bit."""
+    assert json.dumps(sum_costs(items)) == json.dumps(_reference_costs(items))
+
+
+def test_a_one_trial_case_shares_its_trials_costs_only_when_a_copy_would_equal_them() -> None:
+    shared = trial("s.yaml::c", 1, "passed")
+    aggregate = aggregate_case([shared], min_pass_rate=0.5, k=None)
+    assert aggregate.costs is shared.costs() and aggregate.tokens is shared.usage
+    odd = [
+        TrialResult(**{**{f: getattr(shared, f) for f in _FIELDS}, "usage": usage, "agent_cost_usd": cost})
+        for usage, cost in [
+            (Usage(True, 2), None),  # a bool count: the copy makes it 1
+            (Usage(1.0, 2), None),  # a float: kept, as `0 + 1.0`
+            (Usage(1, 2), -1e-10),  # rounds to -0.0: the copy makes it 0.0
+            (Usage(1, 2), 0.0),
+            (Usage(1, 2), 0.1 + 0.2),
+        ]
+    ]
+    for one in odd:
+        fast = aggregate_case([one], min_pass_rate=0.5, k=None).to_dict()
+        assert json.dumps(fast) == json.dumps(_reference_fields([one], min_pass_rate=0.5, k=None))

@@ -11,9 +11,22 @@ from pathlib import Path
 
 import pytest
 
+from proctor.checks import CheckResult
 from proctor.errors import ConfigError
-from proctor.results import HistoryStore, RunSummary, StoredCase, index_run, load_run, resolve_history_path
+from proctor.results import (
+    CaseResult,
+    HistoryStore,
+    RunResult,
+    RunSummary,
+    StoredCase,
+    TrialResult,
+    index_run,
+    load_run,
+    resolve_history_path,
+    write_bytes,
+)
 from proctor.results._history import SCHEMA_VERSION
+from proctor.transcript import Message, Usage
 
 DATA = Path(__file__).parent / "data"
 GPT = "gpt-4-1-mini_20261101T090000Z.json"
@@ -195,3 +208,63 @@ def test_a_version_1_store_gains_the_run_group_and_keeps_its_runs(tmp_path: Path
         by_id = {run.run_id: run.run_group for run in store.runs()}
     assert by_id[load_run(first)["run_id"]] is None and by_id["g_1"] == "matrix_x"
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+
+
+def _judged(key: str, number: int, status: str, cost: float | None, latency: float) -> TrialResult:
+    judge = {"judge": {"usage": {"prompt": 7, "completion": 2}, "cost_usd": cost, "calls": 1}}
+    return TrialResult(
+        case_key=key,
+        trial=number,
+        status=status,
+        score=1.0 if status == "passed" else 0.25,
+        turns=[Message("user", "hi"), Message("assistant", "hello", latency_ms=latency)],
+        checks=[CheckResult("polite", "llm-rubric", status, 1.0 if status == "passed" else 0.25, details=judge)],
+        duration_ms=12.3456,
+        usage=Usage(3, 4),
+        agent_cost_usd=0.00012345678,
+    )
+
+
+@pytest.mark.parametrize("same_key", [False, True])
+def test_a_recorded_run_is_indexed_as_its_written_file_would_be(tmp_path: Path, same_key: bool) -> None:
+    """Rows made from the `RunResult` (one pass, no JSON) equal those of indexing the file it wrote.
+
+    Costs with prices, several trials, a case sharing its one trial's costs; and two cases with one key
+    (the last row of a key is kept, placed last, as for a file).
+    """
+    cases = [
+        CaseResult("a", "s", "s.yaml", ["x"], 0.5, [_judged("s.yaml::a", 1, "passed", 0.003, 1.23456)]),
+        CaseResult(
+            "b",
+            "s",
+            "s.yaml",
+            [],
+            0.5,
+            [_judged("s.yaml::b", n, s, c, n * 0.7) for n, s, c in [(2, "failed", None), (1, "passed", 1e-9)]],
+        ),
+        CaseResult("a" if same_key else "c", "s", "s.yaml", ["y"], 0.5, [_judged("s.yaml::c", 1, "failed", None, 4.0)]),
+    ]
+    run = RunResult("r1", "2026-11-29T00:00:00+00:00", "m", "t", cases, "2026-11-29T00:00:01+00:00", planned_trials=4)
+    path = tmp_path / "r1.json"
+    write_bytes(path, run.json_chunks())
+    with HistoryStore(tmp_path / "recorded.db") as store:
+        recorded = store.add(path, run)
+    with HistoryStore(tmp_path / "read.db") as store:
+        read = store.add(path)
+    assert recorded == read and recorded.cost_usd is not None
+    assert _table_rows(tmp_path / "recorded.db") == _table_rows(tmp_path / "read.db")
+    assert len(_table_rows(tmp_path / "read.db")["cases"]) == (2 if same_key else 3)
+
+
+def _table_rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    db = sqlite3.connect(path)
+    try:
+        columns = [d[0] for d in db.execute("SELECT * FROM runs").description]
+        kept = [i for i, name in enumerate(columns) if name not in ("id", "indexed_at")]
+        return {
+            "runs": [tuple(row[i] for i in kept) for row in db.execute("SELECT * FROM runs")],
+            "cases": db.execute("SELECT * FROM cases ORDER BY rowid").fetchall(),
+            "trials": db.execute("SELECT * FROM trials ORDER BY rowid").fetchall(),
+        }
+    finally:
+        db.close()

@@ -218,9 +218,16 @@ class HistoryStore:
         """
         if data is None:
             data = load_run(path)
-        head, cases = data.parts() if isinstance(data, RunResult) else (data, case_parts(data))
         resolved = path.resolve()
-        summary = RunSummary.from_parts(head, cases, resolved)
+        if isinstance(data, RunResult) and (rows := _result_rows(data)) is not None:
+            # a run being recorded: its rows straight from its cases, no JSON parts built
+            head = data.head_fields()
+            statuses, scores, latencies, trial_count, case_rows, trial_rows = rows
+            summary = RunSummary.from_figures(head, statuses, scores, latencies, trial_count, resolved)
+        else:
+            head, cases = data.parts() if isinstance(data, RunResult) else (data, case_parts(data))
+            summary = RunSummary.from_parts(head, cases, resolved)
+            case_rows, trial_rows = _rows(cases)
         stat = resolved.stat()
         row = asdict(summary)
         columns = [*_RUN_FIELDS, "results_version", "file_mtime_ns", "file_size", "indexed_at"]
@@ -236,12 +243,11 @@ class HistoryStore:
             cursor = self._db.execute(
                 f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
             )
-            run = cursor.lastrowid
-            case_rows, trial_rows = _rows(run, cases)
-            # Plain INSERT (~20 % less SQLite time than INSERT OR REPLACE): the run is new, and `_rows`
-            # already kept only the last of two rows with one key, as REPLACE would have.
-            self._db.executemany("INSERT INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", case_rows)
-            self._db.executemany("INSERT INTO trials VALUES (?,?,?,?,?,?,?,?)", trial_rows)
+            run = int(cursor.lastrowid or 0)  # an integer, written into the statements: not bound once a row
+            # Plain INSERT (~20 % less SQLite time than INSERT OR REPLACE): the run is new, and the rows
+            # already hold only the last of two rows with one key, as REPLACE would have.
+            self._db.executemany(f"INSERT INTO cases VALUES ({run},?,?,?,?,?,?,{_N},{_N},{_N},?,{_N})", case_rows)
+            self._db.executemany(f"INSERT INTO trials VALUES ({run},?,?,?,{_N},{_N},?,{_N})", trial_rows)
         return summary
 
     def scan(self, directory: Path) -> int:
@@ -383,8 +389,19 @@ class HistoryStore:
         return iter(self._select())
 
 
-def _rows(run: int | None, cases: Sequence[CaseParts]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """A run's `cases` and `trials` rows; of two rows with one key the last, placed last (as REPLACE does)."""
+_NULL = ""
+"""What a row holds for a `None` in a REAL column (pass rate, score, latency, duration, cost): `nullif(?, '')`
+(`_N`) stores it as NULL. Binding `None` itself costs the sqlite3 module ~2,000 instructions (it looks for an
+adapter of `NoneType`, formatting an `AttributeError` on the way), a `str` ~100; these columns never hold text."""
+
+_N = "nullif(?,'')"
+
+
+def _rows(cases: Sequence[CaseParts]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """A run's `cases` and `trials` rows without the run's id (the statement has it; `_CASE_ROW`, `_TRIAL_ROW`).
+
+    Of two rows with one key the last, placed last (as REPLACE does).
+    """
     case_rows: dict[str, tuple[Any, ...]] = {}
     trial_rows: dict[tuple[str, Any], tuple[Any, ...]] = {}
     encoded: dict[tuple[str, ...], str] = {}  # cases mostly share their tags: encode each set once
@@ -395,23 +412,92 @@ def _rows(run: int | None, cases: Sequence[CaseParts]) -> tuple[list[tuple[Any, 
             encoded[tags] = json.dumps(tags)
         case_rows.pop(key, None)  # a key seen again: its last row, placed last
         case_rows[key] = (
-            run,
             key,
             case["name"],
             case.get("suite"),
             case.get("file"),
             encoded[tags],
             case.get("status"),
-            case.get("pass_rate"),
-            case.get("avg_score"),
-            (case.get("latency_ms") or {}).get("p50"),
+            _real(case.get("pass_rate")),
+            _real(case.get("avg_score")),
+            _real((case.get("latency_ms") or {}).get("p50")),
             (case.get("tokens") or {}).get("total", 0),
-            known_cost(case.get("costs")),
+            _real(known_cost(case.get("costs"))),
         )
         for number, status, score, duration_ms, tokens, costs, _ in trials:
             trial_rows.pop((key, number), None)
-            trial_rows[key, number] = (run, key, number, status, score, duration_ms, tokens, known_cost(costs))
+            row = (key, number, status, _real(score), _real(duration_ms), tokens, _real(known_cost(costs)))
+            trial_rows[key, number] = row
     return list(case_rows.values()), list(trial_rows.values())
+
+
+_ResultRows = tuple[list[str], list[float], list[float], int, list[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""What `_result_rows` gives: the cases' statuses, their average scores (those not `None`), every reply
+latency, the number of trials, then the `cases` and `trials` rows (as `_rows` makes them)."""
+
+
+def _result_rows(result: RunResult) -> _ResultRows | None:
+    """What `HistoryStore.add` reads of a run being recorded, in one pass over its cases, from its JSON fields.
+
+    The values `_rows` and `RunSummary.from_parts` read from the JSON: each case's fields before its
+    trials (`CaseResult.aggregate_fields`, made for the results file already) and its trials' `figures`.
+    `None` when two cases share a key or a case has two trials with one number: the general path then
+    keeps the last of them, as it does for a file.
+    """
+    k = result.k
+    statuses: list[str] = []
+    scores: list[float] = []
+    latencies: list[float] = []
+    case_rows: list[tuple[Any, ...]] = []
+    trial_rows: list[tuple[Any, ...]] = []
+    encoded: dict[tuple[str, ...], str] = {}
+    keys = set()
+    for case in result.cases:
+        fields = case.aggregate_fields(k)
+        key = f"{case.file}::{case.name}"
+        keys.add(key)
+        tags = tuple(case.tags)
+        tags_json = encoded.get(tags)
+        if tags_json is None:
+            tags_json = encoded[tags] = json.dumps(tags)
+        status, avg_score, costs = fields["status"], fields["avg_score"], fields["costs"]
+        cost = known_cost(costs)
+        cost_value = _NULL if cost is None else cost
+        statuses.append(status)
+        if avg_score is not None:
+            scores.append(avg_score)
+        case_rows.append(
+            (
+                key,
+                case.name,
+                case.suite,
+                case.file,
+                tags_json,
+                status,
+                _real(fields["pass_rate"]),
+                _NULL if avg_score is None else avg_score,
+                _real(fields["latency_ms"]["p50"]),
+                fields["tokens"]["total"],
+                cost_value,
+            )
+        )
+        trials = case.ordered_trials()
+        if len(trials) > 1 and len({t.trial for t in trials}) < len(trials):
+            return None
+        for trial in trials:
+            number, trial_status, score, duration_ms, tokens, own, replies = trial.figures()
+            # a one-trial case shares its trial's costs dict (`_aggregate._one_trial_costs`): summed once
+            own_cost = cost_value if own is costs else _real(known_cost(own))
+            trial_rows.append((key, number, trial_status, _real(score), _real(duration_ms), tokens, own_cost))
+            latencies += replies
+    if len(keys) < len(case_rows):
+        return None
+    return statuses, scores, latencies, len(trial_rows), case_rows, trial_rows
+
+
+def _real(value: Any) -> Any:
+    """A REAL column's value as a row holds it: `_NULL` for `None`."""
+    return _NULL if value is None else value
 
 
 def _cases(count: int) -> str:

@@ -282,21 +282,13 @@ class CaseResult:
         cached = self._aggregate
         if cached is not None and cached[0][0] == len(self.trials) and cached[0][1] == k:
             return cached  # read five times a case (summary, results file, history, --ci, exit code)
-        aggregate = aggregate_case(self._ordered(), min_pass_rate=self.min_pass_rate, k=k)
-        head = {
-            "name": self.name,
-            "suite": self.suite,
-            "file": self.file,
-            "description": self.description,
-            "tags": self.tags,
-            **aggregate.to_dict(),
-            "min_pass_rate": self.min_pass_rate,
-        }
+        aggregate = aggregate_case(self.ordered_trials(), min_pass_rate=self.min_pass_rate, k=k)
+        head = aggregate.case_fields(self.name, self.suite, self.file, self.description, self.tags, self.min_pass_rate)
         self._aggregate = ((len(self.trials), k), aggregate, head)
         return self._aggregate
 
-    def _ordered(self) -> list[TrialResult]:
-        """The trials by trial number."""
+    def ordered_trials(self) -> list[TrialResult]:
+        """The trials by trial number (the list itself when it has fewer than two: do not change it)."""
         trials = self.trials
         if len(trials) < 2:
             return trials
@@ -311,12 +303,22 @@ class CaseResult:
 
     def to_dict(self, k: int | None = None) -> dict[str, Any]:
         """Return the JSON form: identity, the aggregates of `summarize(k)`, then the trials."""
-        return {**self.aggregate_fields(k), "trials": [t.to_dict() for t in self._ordered()]}
+        return {**self.aggregate_fields(k), "trials": [t.to_dict() for t in self.ordered_trials()]}
 
     def to_json(self, k: int | None = None) -> bytes:
         """Return `to_dict(k)` encoded (compact UTF-8), each trial's bytes reused from `TrialResult.to_json`."""
+        return b"".join(self.json_pieces(k))
+
+    def json_pieces(self, k: int | None = None) -> list[bytes | memoryview]:
+        """`to_json(k)` in pieces, none copied: the fields before the trials, then each trial's own bytes."""
         head = dumps(self.aggregate_fields(k))
-        return head[:-1] + b',"trials":[' + b",".join(t.to_json() for t in self._ordered()) + b"]}"
+        pieces: list[bytes | memoryview] = [memoryview(head)[:-1], b',"trials":[']
+        for trial in self.ordered_trials():
+            if len(pieces) > 2:
+                pieces.append(b",")
+            pieces.append(trial.to_json())
+        pieces.append(b"]}")
+        return pieces
 
 
 def _call_costs(call: dict[str, Any]) -> RoleCosts:
@@ -382,8 +384,8 @@ class RunResult:
         """`summary.to_dict()`, computed once per set of trials (the same dict each call: do not change it)."""
         return self._summarized()[2]
 
-    def _head(self) -> dict[str, Any]:
-        """The JSON form's fields before the cases."""
+    def head_fields(self) -> dict[str, Any]:
+        """The JSON form's fields before the cases (a new dict each call; its `summary` is shared: do not change it)."""
         return {
             "version": RESULTS_VERSION,
             "run_id": self.run_id,
@@ -401,7 +403,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the versioned JSON form (a serialisation of the fields and `summary`; nothing computed)."""
-        return {**self._head(), "cases": [c.to_dict(self.k) for c in self.cases]}
+        return {**self.head_fields(), "cases": [c.to_dict(self.k) for c in self.cases]}
 
     def parts(self) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[TrialFigures]]]]:
         """What the history store reads of `to_dict()`, without building it.
@@ -410,15 +412,27 @@ class RunResult:
         (the dicts are shared: do not change them).
         """
         k = self.k
-        return self._head(), [(c.aggregate_fields(k), [t.figures() for t in c._ordered()]) for c in self.cases]
+        return self.head_fields(), [
+            (c.aggregate_fields(k), [t.figures() for t in c.ordered_trials()]) for c in self.cases
+        ]
+
+    def release_encoded(self) -> None:
+        """Drop the bytes each trial keeps of its JSON form (once the results file has them).
+
+        ~1.3 KB a trial that nothing reads again after the file is written; `to_json` encodes a trial
+        anew if asked (the same bytes).
+        """
+        for case in self.cases:
+            for trial in case.trials:
+                trial._bytes = None
 
     def to_json(self) -> bytes:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""
         return b"".join(self.json_chunks())
 
-    def json_chunks(self) -> Iterator[bytes]:
+    def json_chunks(self) -> Iterator[bytes | memoryview]:
         """`to_json()` in pieces, each case's made as it is reached (for writing without the whole in memory)."""
-        return results_chunks(self._head(), (c.to_json(self.k) for c in self.cases))
+        return results_chunks(self.head_fields(), (c.json_pieces(self.k) for c in self.cases))
 
 
 def case_statistics(statuses: list[str], k: int | None) -> dict[str, Any]:

@@ -131,10 +131,37 @@ class RunSummary:
         The same figures as `from_data`, for a caller that has the pieces but not the whole JSON (a run
         being recorded: `RunResult` serves them without building it).
         """
+        return cls.from_figures(
+            head,
+            [c.get("status") for c, _ in cases],
+            [c["avg_score"] for c, _ in cases if c.get("avg_score") is not None],
+            [lat for _, runs in cases for t in runs for lat in t[6]],
+            sum(len(runs) for _, runs in cases),
+            path,
+        )
+
+    @classmethod
+    def from_figures(
+        cls,
+        head: dict[str, Any],
+        statuses: Sequence[str | None],
+        scores: Sequence[float],
+        latencies: Sequence[float],
+        trial_count: int,
+        path: Path | str | None = None,
+    ) -> RunSummary:
+        """Summarise a run from its JSON form's fields before the cases and what `from_parts` reads of its cases.
+
+        Args:
+            head: The fields before the cases (`summary` among them).
+            statuses: Each case's `status`.
+            scores: The cases' `avg_score`s that are not `None`, in case order.
+            latencies: Every trial's reply latencies (its `turns`' rounded `latency_ms`), in case and trial order.
+            trial_count: How many trials the cases hold (read when `summary.trials` has no `run`).
+            path: Where the results JSON is.
+        """
         summary = head.get("summary") or {}
         trials = summary.get("trials") or {}
-        scores = [c["avg_score"] for c, _ in cases if c.get("avg_score") is not None]
-        latencies = [lat for _, runs in cases for t in runs for lat in t[6]]
         p50 = percentile(latencies, 50)
         return cls(
             run_id=head["run_id"],
@@ -143,12 +170,12 @@ class RunSummary:
             status=head.get("status") or "complete",
             started_at=head.get("started_at") or "",
             finished_at=head.get("finished_at"),
-            cases=len(cases),
-            passed=sum(1 for c, _ in cases if c.get("status") == "passed"),
-            failed=sum(1 for c, _ in cases if c.get("status") == "failed"),
-            errored=sum(1 for c, _ in cases if c.get("status") == "error"),
+            cases=len(statuses),
+            passed=statuses.count("passed"),
+            failed=statuses.count("failed"),
+            errored=statuses.count("error"),
             pass_rate=summary.get("pass_rate"),
-            trials_run=trials.get("run", sum(len(runs) for _, runs in cases)),
+            trials_run=trials.get("run", trial_count),
             trials_passed=trials.get("passed", 0),
             trials_failed=trials.get("failed", 0),
             trials_errored=trials.get("errored", 0),
