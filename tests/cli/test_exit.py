@@ -123,3 +123,15 @@ def test_output_that_cannot_be_flushed_ends_with_pythons_status(tmp_path: Path) 
 def _env(tmp_path: Path) -> dict[str, str]:
     unbuffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     return {**unbuffered, "PYTHONPATH": str(tmp_path)}
+
+
+def test_a_profiled_run_exits_the_normal_way_so_the_profiler_writes_its_figures(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    (tmp_path / "ending_agent.py").write_text(AGENT)
+    profile = [sys.executable, "-m", "cProfile", "-o", "run.prof", "-m", "proctor"]
+    ended = subprocess.run(
+        [*profile, "run", "suite.yaml", "--trust", "--ci", "--results-dir", "results", "--history", "history.db"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env(tmp_path),
+    )  # fmt: skip
+    assert ended.returncode == 1, ended.stderr
+    assert (tmp_path / "run.prof").stat().st_size > 0

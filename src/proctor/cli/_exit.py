@@ -43,10 +43,13 @@ def end_process(code: object) -> NoReturn:
     """End the process with `code` (a `SystemExit.code`): run the `atexit` handlers, flush, `os._exit`.
 
     Raises:
-        SystemExit: Instead, while another non-daemon thread is alive (the normal exit joins it).
+        SystemExit: Instead, while another non-daemon thread is alive (the normal exit joins it), or under a
+            profiler or tracer (`python -m cProfile -m proctor ...` writes its figures after the command).
     """
     current = threading.current_thread()
     if any(thread is not current and thread.is_alive() and not thread.daemon for thread in threading.enumerate()):
+        raise SystemExit(code)
+    if sys.getprofile() is not None or sys.gettrace() is not None:
         raise SystemExit(code)
     status = exit_status(code)
     atexit._run_exitfuncs()  # what `Py_Finalize` runs first; errors in a handler are printed, as at exit
