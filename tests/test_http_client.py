@@ -9,6 +9,7 @@ import socket
 import socketserver
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -209,6 +210,22 @@ async def test_cookies_an_agent_sets_are_sent_back() -> None:
             await client.aclose()
     assert "cookie" not in agent.requests[0][1]
     assert agent.requests[1][1]["cookie"] == "sid=s-1"  # kept for 127.0.0.1, as httpx's client did
+
+
+async def test_a_client_without_cookies_sends_none_back() -> None:
+    client = HttpClient(max_connections=1, cookies=False, follow_redirects=False)  # a model provider's
+    with recorder("cookie") as agent:
+        try:
+            for _ in range(2):
+                assert (await client.request("GET", f"{agent.url}/chat", request_timeout=5.0)).status_code == 200
+        finally:
+            await client.aclose()
+    assert len(agent.requests) == 2 and all("cookie" not in headers for _, headers in agent.requests)
+
+
+def test_importing_the_client_does_not_import_aiohttp() -> None:
+    code = "import sys, proctor._http; assert 'aiohttp' not in sys.modules, 'imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_text_is_decoded_with_the_declared_charset() -> None:

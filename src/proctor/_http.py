@@ -27,15 +27,17 @@ import urllib.request
 import weakref
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import aiohttp
 import orjson
 from multidict import CIMultiDict
 from yarl import URL
 
 from proctor._tls import shared_ssl_context
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = [
     "ConnectFailed",
@@ -51,6 +53,18 @@ __all__ = [
 ]
 
 _JSON_HEADERS = MappingProxyType({"Content-Type": "application/json"})
+
+
+def _aiohttp() -> Any:
+    """The aiohttp module, imported on first use (by the first request, not by `import proctor._http`).
+
+    Its import builds two TLS contexts: 60-140 ms, and most of `proctor score`'s start-up instructions that
+    are not Proctor's own (issue 22).
+    """
+    import aiohttp
+
+    return aiohttp
+
 
 logger = logging.getLogger("proctor.http")
 
@@ -176,6 +190,7 @@ class HttpClient:
 
     __slots__ = (
         "__weakref__",
+        "_cookies",
         "_follow_redirects",
         "_limit",
         "_open",
@@ -191,6 +206,7 @@ class HttpClient:
         max_connections: int,
         headers: Mapping[str, str] | None = None,
         follow_redirects: bool = True,
+        cookies: bool = True,
     ) -> None:
         """Configure the client.
 
@@ -198,7 +214,10 @@ class HttpClient:
             max_connections: Most connections open at once (requests beyond wait for a free one).
             headers: Headers sent with every request (a request's own headers override them).
             follow_redirects: Follow 3xx redirects (at most 10).
+            cookies: Keep the cookies servers set and send them back (`False`: none are kept, as a model
+                API needs none; aiohttp then skips its cookie jar's per-request work).
         """
+        self._cookies = cookies
         self._limit = max(1, max_connections)
         self.headers: CIMultiDict[str] = CIMultiDict(headers or {})
         """The default headers (case-insensitive)."""
@@ -217,6 +236,7 @@ class HttpClient:
         return self._limit
 
     def _current(self) -> aiohttp.ClientSession:
+        aiohttp = _aiohttp()
         loop = asyncio.get_running_loop()
         current = self._open
         session = current.session
@@ -224,7 +244,7 @@ class HttpClient:
             current.drop()
             connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=0)
             # unsafe: keep cookies from IP-address hosts too (an agent on 127.0.0.1), as httpx did
-            jar = aiohttp.CookieJar(unsafe=True)
+            jar = aiohttp.CookieJar(unsafe=True) if self._cookies else aiohttp.DummyCookieJar()
             session = aiohttp.ClientSession(connector=connector, headers=self.headers, cookie_jar=jar)
             current.session, current.loop = session, loop
         return session
@@ -232,7 +252,7 @@ class HttpClient:
     def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
         found = self._timeouts.get(seconds)
         if found is None:
-            found = self._timeouts[seconds] = aiohttp.ClientTimeout(
+            found = self._timeouts[seconds] = _aiohttp().ClientTimeout(
                 total=None, connect=seconds, sock_connect=seconds, sock_read=seconds
             )
         return found
@@ -296,7 +316,7 @@ class HttpClient:
                 if logger.isEnabledFor(logging.INFO):  # as httpx logged each request
                     logger.info('HTTP Request: %s %s "HTTP/1.1 %d %s"', method, url, response.status, response.reason)
                 return HttpResponse(response.status, response.headers, content, str(response.url))
-        except aiohttp.ClientError as exc:
+        except _aiohttp().ClientError as exc:
             raise classify(exc) from exc
         except ValueError as exc:  # yarl rejects a malformed URL before aiohttp sees it
             raise RequestInvalid(str(exc) or type(exc).__name__, exc) from exc
@@ -386,6 +406,7 @@ def classify(exc: aiohttp.ClientError) -> HttpError:
     Returns:
         `ConnectTimeout`, `ReplyTimeout`, `ConnectFailed`, `ConnectionLost` or `RequestInvalid`.
     """
+    aiohttp = _aiohttp()
     text = str(exc) or type(exc).__name__
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return ConnectTimeout(text, exc)

@@ -181,6 +181,19 @@ def test_judge_that_never_answers_usefully_exits_3(judge: Any, tmp_path: Path) -
     assert {r["scores"]["context_relevancy"]["score"] for r in rows} == {None}
 
 
+@pytest.mark.parametrize("answer", [VERDICT, "not JSON"])
+def test_quiet_prints_nothing_but_writes_the_summary_and_exits_as_loud(judge: Any, tmp_path: Path, answer: str) -> None:
+    judge.default = Reply(answer)
+    data = write_rows(tmp_path / "runs.csv", 3)
+    summary = tmp_path / "summary.json"
+    args = [str(data), "--map", "question=agent_task", "--scorers", "context_relevancy", "--judge", "openai/j"]
+    quiet = score(*args, "-o", str(tmp_path / "q.jsonl"), "--summary", str(summary), "--quiet")
+    loud = score(*args, "-o", str(tmp_path / "l.jsonl"))
+    assert quiet.exit_code == loud.exit_code == (0 if answer == VERDICT else 3), loud.output
+    assert quiet.output == "" and loud.output != ""
+    assert json.loads(summary.read_text())["rows"] == 3 and len(read_jsonl(tmp_path / "q.jsonl")) == 3
+
+
 def test_resume_scores_only_what_is_missing(judge: Any, tmp_path: Path) -> None:
     data = write_rows(tmp_path / "runs.csv", 10)
     out = tmp_path / "out.jsonl"

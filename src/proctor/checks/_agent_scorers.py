@@ -330,6 +330,11 @@ async def _judge_all(
     judge: Judge, template: str, items: list[dict[str, Any]], verdict: type[BaseModel]
 ) -> list[tuple[BaseModel, JudgeCall] | Exception]:
     """Judge every item (in parallel when there are several); a failure is returned, not raised."""
+    if len(items) == 1:  # the common case, awaited in place
+        try:
+            return [await judge.structured(template, items[0], verdict)]
+        except Exception as exc:  # a judge failure is data: the check becomes an error
+            return [exc]
     out: list[tuple[BaseModel, JudgeCall] | Exception] = [ValueError("not judged")] * len(items)
 
     async def one(index: int) -> None:
@@ -338,12 +343,9 @@ async def _judge_all(
         except Exception as exc:  # a judge failure is data: the check becomes an error
             out[index] = exc
 
-    if len(items) == 1:
-        await one(0)
-    else:
-        async with anyio.create_task_group() as group:
-            for index in range(len(items)):
-                group.start_soon(one, index)
+    async with anyio.create_task_group() as group:
+        for index in range(len(items)):
+            group.start_soon(one, index)
     return out
 
 
@@ -417,7 +419,7 @@ async def score_agent_data(
     else:
         verdict = verdicts[0]
         details["reasoning"] = verdict.reasoning
-        if hasattr(verdict, "original_task"):
+        if "original_task" in type(verdict).model_fields:  # not hasattr: pydantic builds an error to say no
             details["original_task"] = verdict.original_task
         reason = f"judge: {verdict.reasoning} ({where})"
     return CheckResult(label, kind, "passed" if score >= limit else "failed", score, weight, reason, turn, details)

@@ -8,7 +8,8 @@ never a made-up score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
     import jinja2
 
-    from proctor.models import GenerateConfig, Model, ModelResponse
+    from proctor.models import GenerateConfig, Model, ModelResponse, Structured
     from proctor.suite import Case
 
 __all__ = ["PROMPTS_DIR", "Judge", "JudgeCall", "judge_error", "no_judge", "unjudged_checks"]
@@ -107,7 +108,7 @@ class Judge:
             auto_reload=False,
         )
         self._hashes: dict[str, str] = {}
-        self._templates: dict[str, jinja2.Template] = {}
+        self._templates: dict[str, tuple[jinja2.Template, dict[str, Any]]] = {}
         self._system = self._env.get_template("_system.j2").render().strip()
 
     @property
@@ -116,22 +117,31 @@ class Judge:
         return self.model.name
 
     def _hash(self, template: str) -> str:
-        # on first use: `proctor.models` is heavy, and `import proctor.checks` (schema, list) stays light
-        from proctor.models import prompt_hash
+        found = self._hashes.get(template)
+        if found is None:
+            # on first use: `proctor.models` is heavy, and `import proctor.checks` (schema, list) stays light
+            from proctor.models import prompt_hash
 
-        if template not in self._hashes:
             loader = self._env.loader
             assert loader is not None
             source, _, _ = loader.get_source(self._env, f"{template}.j2")
-            self._hashes[template] = prompt_hash(source)
-        return self._hashes[template]
+            found = self._hashes[template] = prompt_hash(source)
+        return found
 
     def messages(self, template: str, variables: Mapping[str, Any]) -> list[dict[str, str]]:
         """Render `template` into the chat messages sent to the judge."""
-        compiled = self._templates.get(template)
-        if compiled is None:
-            compiled = self._templates[template] = self._env.get_template(f"{template}.j2")
-        prompt = compiled.render(**variables)
+        found = self._templates.get(template)
+        if found is None:
+            compiled = self._env.get_template(f"{template}.j2")
+            found = self._templates[template] = (compiled, dict(compiled.globals))
+        compiled, names = found
+        # `Template.render`'s steps with the template's globals copied once: jinja would merge them into the
+        # variables on every render by iterating their ChainMap (half of a judge prompt's render, issue 22)
+        context = compiled.new_context({**names, **variables}, shared=True)
+        try:
+            prompt = self._env.concat(compiled.root_render_func(context))
+        except Exception:
+            self._env.handle_exception()  # raises it again, with the template's lines in the traceback
         return [{"role": "system", "content": self._system}, {"role": "user", "content": prompt}]
 
     def new_call(self, template: str) -> JudgeCall:
@@ -144,11 +154,8 @@ class Judge:
         Raises:
             proctor.errors.ModelError: The call failed; `ModelOutputError` carries the raw outputs.
         """
-        # on first use: `proctor.models` is heavy, and `import proctor.checks` (schema, list) stays light
-        from proctor.models import generate_structured
-
         call = self.new_call(template)
-        result = await generate_structured(self.model, self.messages(template, variables), output, role="judge")
+        result = await _generate_structured()(self.model, self.messages(template, variables), output, role="judge")
         call.calls = 1
         call.attempts = result.attempts
         call.raw_outputs = list(result.raw_outputs)
@@ -163,6 +170,18 @@ class Judge:
         call.calls += 1
         call.add(response)
         return response
+
+
+@functools.cache
+def _generate_structured() -> Callable[..., Awaitable[Structured[Any]]]:
+    """The `proctor.models.generate_structured` function, imported once, on first use.
+
+    `proctor.models` is heavy, and `import proctor.checks` for the schema or a listing stays light; an
+    import statement in each judge call would cost a module lookup each time.
+    """
+    from proctor.models import generate_structured  # on first use: `proctor.models` is heavy (see above)
+
+    return generate_structured
 
 
 def no_judge(name: str, kind: str, weight: float, turn: int | None) -> CheckResult:

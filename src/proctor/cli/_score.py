@@ -476,6 +476,10 @@ def score_command(
         settings = ModelSettings(concurrency=concurrency, rpm=judge_rpm, cache=cache, ledger=ledger)
         model = guard(lambda: get_model(judge, settings=settings))
     summary = guard(lambda: _run(data, model, options_, progress))
+    quiet_judged = quiet and summary is not None and not (judge is None and summary.scorers)
+    if quiet_judged and not as_json:  # nothing to print: no console (rich's import is a tenth of a start-up)
+        _write_summary(summary, summary_path)
+        raise typer.Exit(_exit_code(summary))
     from proctor.cli._console import _console
 
     console = _console() if not as_json else _stderr_console()
@@ -484,13 +488,18 @@ def score_command(
         raise typer.Exit(EXIT_INTERRUPTED)
     if judge is None and any(n != "tool_correctness_exact" for n in summary.scorers):
         console.print("[yellow]no judge model:[/yellow] judged scorers were skipped; pass --judge provider/model")
-    if summary_path is not None:
-        summary_path.write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _write_summary(summary, summary_path)
     if as_json:
         typer.echo(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     elif not quiet:
         _print_summary(summary, ledger, console)
     raise typer.Exit(_exit_code(summary))
+
+
+def _write_summary(summary: Any, path: Path | None) -> None:
+    """Write the JSON summary to `--summary PATH`, when given."""
+    if path is not None:
+        path.write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _stderr_console() -> Any:

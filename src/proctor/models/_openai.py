@@ -8,6 +8,7 @@ shared with the LiteLLM adapter, which returns the same shapes.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -49,8 +50,20 @@ _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 
 def schema_name(schema: Mapping[str, Any]) -> str:
     """Return a name for a response schema (its title, made safe), as the providers' APIs want one."""
-    name = _SCHEMA_NAME.sub("_", str(schema.get("title") or "response")).strip("_")
+    return _safe_name(str(schema.get("title") or "response"))
+
+
+@functools.lru_cache(maxsize=256)
+def _safe_name(title: str) -> str:
+    """A schema title made safe (once per title: every judge call of a scorer sends the same one)."""
+    name = _SCHEMA_NAME.sub("_", title).strip("_")
     return (name or "response")[:64]
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_temperature(model: str) -> bool:
+    """Whether a model id accepts a temperature (OpenAI's reasoning models do not); once per model."""
+    return not _NO_TEMPERATURE.match(model.rsplit("/", 1)[-1])
 
 
 def build_chat_request(
@@ -74,7 +87,7 @@ def build_chat_request(
         The JSON body.
     """
     body: dict[str, Any] = {"model": model, "messages": messages}
-    if config.temperature is not None and not _NO_TEMPERATURE.match(model.rsplit("/", 1)[-1]):
+    if config.temperature is not None and _takes_temperature(model):
         body["temperature"] = config.temperature
     if config.max_tokens is not None:
         body["max_completion_tokens" if official else "max_tokens"] = config.max_tokens
@@ -216,7 +229,10 @@ class OpenAICompatibleProvider:
             headers["Authorization"] = f"Bearer {api_key}"
             if host.endswith(".azure.com"):
                 headers["api-key"] = api_key
-        self._client = HttpClient(max_connections=max_connections, headers=headers, follow_redirects=False)
+        # no cookies or redirects: a model API needs neither
+        self._client = HttpClient(
+            max_connections=max_connections, headers=headers, follow_redirects=False, cookies=False
+        )
 
     async def complete(
         self, messages: list[dict[str, str]], config: GenerateConfig, response_schema: dict[str, Any] | None
