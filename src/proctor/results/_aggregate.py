@@ -256,37 +256,19 @@ class CaseAggregate:
 
     def to_dict(self) -> dict[str, Any]:
         """The case's aggregate fields of the results JSON (between its identity and its trials)."""
-        k, at_k, hat_k, interval, pass_k = self.statistics_fields or _statistics_fields(self.statistics)
-        return {
-            "status": self.status,
-            **({"reason": self.reason} if self.reason is not None else {}),
-            "passed": self.passed,
-            "pass_rate": _round(self.pass_rate),
-            "k": k,
-            "pass_at_k": at_k,
-            "pass_hat_k": hat_k,
-            "pass_rate_ci": None if interval is None else list(interval),
-            "pass_k": pass_k,
-            "avg_score": _round(self.avg_score),
-            "trial_counts": self.trial_counts,
-            "latency_ms": {"p50": _round(self.p50_ms, 3), "p95": _round(self.p95_ms, 3)},
-            "tokens": self.tokens.to_dict(),
-            "costs": self.costs,
-            "retries": self.retries,
-            "failing_checks": [check.to_dict() for check in self.failing_checks],
-        }
+        fields = self.case_fields("", "", "", None, [], 0.0)
+        for key in _CASE_IDENTITY:
+            del fields[key]
+        del fields["min_pass_rate"]
+        return fields
 
     def case_fields(
         self, name: str, suite: str, file: str, description: str | None, tags: list[str], min_pass_rate: float
     ) -> dict[str, Any]:
         """A case's fields of the results JSON before its trials: its identity, `to_dict()`, its `min_pass_rate`.
 
-        One dict literal (built at its size, ~2x sooner than one grown key by key); a skipped case (with a
-        `reason`) is built from `to_dict()`.
+        One dict literal (built at its size, ~2x sooner than one grown key by key).
         """
-        if self.reason is not None:
-            identity = {"name": name, "suite": suite, "file": file, "description": description, "tags": tags}
-            return {**identity, **self.to_dict(), "min_pass_rate": min_pass_rate}
         k, at_k, hat_k, interval, pass_k = self.statistics_fields or _statistics_fields(self.statistics)
         status, p50 = self.status, _round(self.p50_ms, 3)
         return {
@@ -296,6 +278,7 @@ class CaseAggregate:
             "description": description,
             "tags": tags,
             "status": status,
+            **({"reason": self.reason} if self.reason is not None else {}),  # a skipped case says why
             "passed": status == "passed",
             "pass_rate": _round(self.pass_rate),
             "k": k,
@@ -313,6 +296,10 @@ class CaseAggregate:
             "failing_checks": [check.to_dict() for check in self.failing_checks] if self.failing_checks else [],
             "min_pass_rate": min_pass_rate,
         }
+
+
+_CASE_IDENTITY = ("name", "suite", "file", "description", "tags")
+"""The keys of a case's identity in its results JSON (`CaseAggregate.case_fields`)."""
 
 
 StatisticsFields = tuple[Any, float | None, float | None, tuple[float, ...] | None, float | None]
