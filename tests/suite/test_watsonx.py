@@ -13,6 +13,7 @@ from proctor.checks import registry
 from proctor.errors import SuiteError
 from proctor.run import RunOptions, run_sync
 from proctor.suite import JourneySpec, load_suite_file, load_suites
+from proctor.suite.formats.watsonx import is_watsonx_dataset
 
 # The watsonx ADK documentation's example dataset, byte for byte.
 SEED = """\
@@ -275,3 +276,16 @@ def test_native_expect_graph_errors_are_located(tmp_path: Path) -> None:
     )
     (problem,) = problems(on_turn)
     assert "'journey' checks the whole conversation: put it in the case's 'assert', not a turn's" in problem
+
+
+def test_a_directory_search_tells_datasets_from_other_json_by_their_bytes(tmp_path: Path) -> None:
+    dataset = tmp_path / "story.json"
+    dataset.write_text(json.dumps({"agent": "hr", "goals": {}, "goal_details": [], "story": "s"}), encoding="utf-8")
+    results = tmp_path / "run.json"  # a results file beside the suites: not a dataset, never decoded
+    results.write_bytes(b'{"version": 1, "run_id": "r", "cases": [' + b'{"name": "\xc3\xa9"},' * 1000 + b"{}]}")
+    broken = tmp_path / "broken.json"  # mentions the key, is not JSON: kept, so that loading reports it
+    broken.write_text('{"goal_details": [', encoding="utf-8")
+    not_utf8 = tmp_path / "latin.json"
+    not_utf8.write_bytes(b'{"goal_details": [], "story": "caf\xe9"}')
+    found = [is_watsonx_dataset(p) for p in (dataset, results, broken, not_utf8)]
+    assert found == [True, False, True, False]

@@ -95,13 +95,15 @@ def is_watsonx_dataset(path: Path) -> bool:
     A file that mentions `goal_details` but is not valid JSON counts, so that loading reports its problem.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        raw = path.read_bytes()
+    except OSError:
         return False
-    if '"goal_details"' not in text:
+    if b'"goal_details"' not in raw:  # searched in the bytes: a directory's results files are not decoded
         return False
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
     except ValueError:
         return True
     return isinstance(data, dict) and "goal_details" in data
