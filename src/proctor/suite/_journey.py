@@ -54,7 +54,7 @@ Loc = tuple[str | int, ...]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # see _model.suite_file_spec
 
 
 class MatchingSpec(_Strict):

@@ -21,7 +21,15 @@ from pydantic_core import ErrorDetails
 
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._journey import JourneySpec
-from proctor.suite._model import TYPES_SEEN, AssertionSpec, CaseSpec, CheckCatalog, ScoringSpec, SuiteFileSpec
+from proctor.suite._model import (
+    TYPES_SEEN,
+    AssertionSpec,
+    CaseSpec,
+    CheckCatalog,
+    ScoringSpec,
+    SuiteFileSpec,
+    suite_file_spec,
+)
 from proctor.suite._params import Expansion, uses_params
 from proctor.suite._policy import assertion_types, code_problems, judge_prompts, python_files, with_python_files
 from proctor.suite._scenario import scenario_simulate
@@ -349,7 +357,7 @@ def _load_file(path: Path, checks: CheckCatalog | None, trust: Trust | None, sim
     data, positions, key_positions = expansion.data, expansion.positions, expansion.key_positions
     try:
         types: set[str] = set()
-        spec = SuiteFileSpec.model_validate(data, context={"checks": checks, TYPES_SEEN: types})
+        spec = suite_file_spec().model_validate(data, context={"checks": checks, TYPES_SEEN: types})
         return _resolve(path, spec, positions, source, trust, checks, types=types)
     except (ValidationError, SuiteError) as exc:  # an expanded case's problems are named by its template and row
         issues = (
@@ -435,7 +443,7 @@ def _fast_path(path: Path, text: str, checks: CheckCatalog | None, trust: Trust 
         if isinstance(fast, dict):
             fast = _expand(fast, path, trust).data  # `vars:` and `dataset:` rows
             types: set[str] = set()
-            spec = SuiteFileSpec.model_validate(fast, context={"checks": checks, TYPES_SEEN: types})
+            spec = suite_file_spec().model_validate(fast, context={"checks": checks, TYPES_SEEN: types})
             del fast  # the parsed containers, freed: the cases built next take their memory (-2 MB RSS on W2)
             return _resolve(path, spec, {}, source, trust, checks, types=types, fail_fast=True), parsed
     except or_pyyaml_error(DuplicateKeyError, ValidationError, SuiteError, ValueError, TypeError, RecursionError):

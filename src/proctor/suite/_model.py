@@ -7,7 +7,10 @@ hold several cases under `cases:`, with file-level values (`trials`, `timeout`, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Literal, Protocol
 
 from pydantic import (
@@ -37,6 +40,7 @@ __all__ = [
     "StretchSpec",
     "SuiteFileSpec",
     "TurnSpec",
+    "suite_file_spec",
 ]
 
 
@@ -76,7 +80,7 @@ The loader passes one, so that it knows which check types a file names without w
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)  # see suite_file_spec
 
 
 class AssertionOptions(_Strict):
@@ -399,3 +403,36 @@ class SuiteFileSpec(_CaseFields):
                     raise ValueError(f"case name {case.name!r} is used twice; names must be unique")
                 seen.add(case.name)
         return self
+
+
+@contextmanager
+def _no_plugin_scan() -> Iterator[None]:
+    """Build without pydantic's plugin lookup (a scan of every installed distribution's entry points).
+
+    Pydantic plugins observe a program's own models; Proctor's suite models are its internals (Typer
+    builds its parameter adapters the same way). The variable is restored: a user's python agent that
+    defines models later gets the plugins it has installed.
+    """
+    previous = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["PYDANTIC_DISABLE_PLUGINS"]
+        else:
+            os.environ["PYDANTIC_DISABLE_PLUGINS"] = previous
+
+
+@functools.cache
+def suite_file_spec() -> type[SuiteFileSpec]:
+    """`SuiteFileSpec` with its validator built: once, at the first suite loaded.
+
+    The suite's models are `defer_build`: pydantic would otherwise build a validator and a serializer
+    for each of ~50 models at import, where loading needs the one of the whole file (which holds every
+    nested model's schema). A model validated on its own (`MockSpec`, `ProjectConfig`) builds its own at
+    its first use.
+    """
+    with _no_plugin_scan():
+        SuiteFileSpec.model_rebuild()
+    return SuiteFileSpec

@@ -50,7 +50,7 @@ MAX_CONFIG_BYTES = 1024 * 1024
 class MatrixConfig(BaseModel):
     """`matrix:` in `proctor.yaml`: models and targets `proctor run` crosses when the command line names none."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built at first use
 
     models: list[str] = Field(default_factory=list)
     """Models sent to the agent (`--model`, repeated)."""
@@ -61,7 +61,7 @@ class MatrixConfig(BaseModel):
 class ProjectConfig(BaseModel):
     """What `proctor.yaml` may hold; every key is optional and a command-line option overrides it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built at first use
 
     trusted: bool = False
     """Suites of this project may run the code they name (python targets, hooks, plugin checks)."""

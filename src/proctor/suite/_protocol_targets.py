@@ -10,7 +10,7 @@ __all__ = ["A2ATargetSpec", "McpTargetSpec"]
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # see _model.suite_file_spec
 
 
 class A2ATargetSpec(_Spec):

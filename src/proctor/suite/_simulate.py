@@ -54,7 +54,7 @@ ALL_ARMS: tuple[Arm, ...] = ("withheld", "supplied")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)  # see _model.suite_file_spec
 
 
 class PersonaSpec(_Strict):

@@ -62,7 +62,7 @@ Isolation = Literal["graph", "label", "serial", "shared", "keep"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # see _model.suite_file_spec
 
 
 class SetupSpec(_Strict):

@@ -25,7 +25,7 @@ __all__ = [
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # see _model.suite_file_spec
 
 
 class OpenAITargetSpec(_Spec):

@@ -48,7 +48,7 @@ _TOOL_NAME = r"^[A-Za-z0-9_.-]{1,128}$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # see _model.suite_file_spec
 
 
 class MockRow(_Strict):

@@ -55,7 +55,7 @@ Loc = tuple[str | int, ...]
 class FileUpload(BaseModel):
     """A dataset's `file_upload`: the file the ADK uploads to the agent before the first message."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built at first use
 
     file_path: str = Field(min_length=1)
     """The file, relative to the working directory (as the ADK reads it) or to the dataset's folder."""
@@ -68,7 +68,7 @@ class FileUpload(BaseModel):
 class WatsonxDataset(BaseModel):
     """A watsonx ground-truth dataset. Unknown top-level keys are kept (in `Case.metadata["extra"]`)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built at first use
 
     agent: str | None = None
     """The agent the dataset was written for."""
