@@ -1,12 +1,12 @@
-"""The suite model's one-time build: deferred models, no pydantic plugin scan, the environment restored."""
+"""The suite model's one-time build: the nested models are deferred, built inside the whole file's validator."""
 
 from __future__ import annotations
 
-import os
+import subprocess
+import sys
 
 import pytest
 
-from proctor.suite import _model
 from proctor.suite._model import SuiteFileSpec, suite_file_spec
 
 
@@ -20,27 +20,6 @@ def test_the_suite_model_validates_once_built() -> None:
     assert suite.turns is not None and suite.turns[0].content == "hi"
 
 
-def test_the_plugin_scan_is_off_only_while_building(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
-    with _model._no_plugin_scan():
-        assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "1"
-    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
-
-
-def test_a_users_plugin_setting_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "logfire-plugin")
-    with _model._no_plugin_scan():
-        assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "1"
-    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "logfire-plugin"
-
-
-def test_the_setting_is_restored_when_the_build_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
-    with pytest.raises(RuntimeError), _model._no_plugin_scan():
-        raise RuntimeError("build failed")
-    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
-
-
 def test_nested_models_are_built_only_when_used_alone() -> None:
     from proctor.suite._model import JudgeSpec
 
@@ -51,3 +30,18 @@ def test_nested_models_are_built_only_when_used_alone() -> None:
     assert spec.model_dump()["concurrency"] == 2
     with pytest.raises(ValueError, match="concurrency"):
         JudgeSpec.model_validate({"model": "openai/gpt-4o-mini", "concurrency": 0})
+
+
+def test_loading_builds_the_whole_files_validator_not_each_models() -> None:
+    # a fresh interpreter: other tests may have validated the nested models on their own
+    code = (
+        "from pathlib import Path; import sys, tempfile\n"
+        "from proctor.suite import load_suite_file\n"
+        "from proctor.suite._model import CaseSpec, SuiteFileSpec, TurnSpec\n"
+        "d = Path(tempfile.mkdtemp()); f = d / 's.yaml'\n"
+        "f.write_text('name: s\\ncases:\\n  - name: a\\n    turns: [{content: hi}]\\n')\n"
+        "assert load_suite_file(f).cases[0].name == 'a'\n"
+        "print(SuiteFileSpec.__pydantic_complete__, CaseSpec.__pydantic_complete__, TurnSpec.__pydantic_complete__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False", "False"]

@@ -8,9 +8,7 @@ hold several cases under `cases:`, with file-level values (`trials`, `timeout`, 
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from pydantic import (
@@ -405,25 +403,6 @@ class SuiteFileSpec(_CaseFields):
         return self
 
 
-@contextmanager
-def _no_plugin_scan() -> Iterator[None]:
-    """Build without pydantic's plugin lookup (a scan of every installed distribution's entry points).
-
-    Pydantic plugins observe a program's own models; Proctor's suite models are its internals (Typer
-    builds its parameter adapters the same way). The variable is restored: a user's python agent that
-    defines models later gets the plugins it has installed.
-    """
-    previous = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
-    try:
-        yield
-    finally:
-        if previous is None:
-            del os.environ["PYDANTIC_DISABLE_PLUGINS"]
-        else:
-            os.environ["PYDANTIC_DISABLE_PLUGINS"] = previous
-
-
 @functools.cache
 def suite_file_spec() -> type[SuiteFileSpec]:
     """`SuiteFileSpec` with its validator built: once, at the first suite loaded.
@@ -433,6 +412,5 @@ def suite_file_spec() -> type[SuiteFileSpec]:
     nested model's schema). A model validated on its own (`MockSpec`, `ProjectConfig`) builds its own at
     its first use.
     """
-    with _no_plugin_scan():
-        SuiteFileSpec.model_rebuild()
+    SuiteFileSpec.model_rebuild()
     return SuiteFileSpec
