@@ -9,7 +9,7 @@ Typed dicts, not `BaseModel`s: validating one costs a quarter of a model's (~20 
 and a reader keeps the plain JSON it already has.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: each TypedDict would compile its annotation strings (ForwardRefs) at import.
 
 import functools
 from typing import Annotated, Any, Literal, NotRequired

@@ -23,7 +23,7 @@ expect:
 ```
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 import difflib
 import itertools
@@ -103,7 +103,7 @@ class TextGoal(_Strict):
     """Words the answer must contain, compared in normalised forms (case, spacing, dates in any spelling)."""
 
     @model_validator(mode="after")
-    def _something_to_match(self) -> TextGoal:
+    def _something_to_match(self) -> "TextGoal":
         if not self.response.strip() and not self.keywords:
             raise ValueError(f"text goal {self.name!r} needs a 'response' or 'keywords' to match")
         return self
@@ -135,7 +135,7 @@ class JourneySpec(MatchingSpec):
     """The goals: `tool_call` and `text` entries."""
 
     @model_validator(mode="after")
-    def _valid_graph(self) -> JourneySpec:
+    def _valid_graph(self) -> "JourneySpec":
         problems = goal_graph_problems(self.goals, self.goal_details)
         if problems:
             raise ValueError("; ".join(message for _, message in problems))

@@ -5,7 +5,7 @@ hold several cases under `cases:`, with file-level values (`trials`, `timeout`, 
 `rubric`, `target`) as their defaults. Unknown keys are errors everywhere.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 import functools
 from collections.abc import Mapping
@@ -220,7 +220,7 @@ class ScriptStep(_Strict):
     """A judge checkpoint: the criterion; when the judge finds it met the conversation ends here."""
 
     @model_validator(mode="after")
-    def _one_kind(self) -> ScriptStep:
+    def _one_kind(self) -> "ScriptStep":
         kinds = [k for k in ("user", "simulate", "check", "judge") if getattr(self, k) is not None]
         if len(kinds) != 1:
             found = ", ".join(kinds) or "none"
@@ -235,7 +235,7 @@ class ScriptStep(_Strict):
         return _check_scopes(value, "turn", info)
 
     @model_validator(mode="after")
-    def _scoped(self, info: ValidationInfo) -> ScriptStep:
+    def _scoped(self, info: ValidationInfo) -> "ScriptStep":
         if self.check is not None:
             _check_scopes(self.check, "turn" if self.on == "reply" else "case", info)
         return self
@@ -344,7 +344,7 @@ class CaseSpec(_CaseFields):
         return parse_target_string(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _turns_or_simulate(self) -> CaseSpec:
+    def _turns_or_simulate(self) -> "CaseSpec":
         if not self.turns and self.simulate is None and self.script is None:
             raise ValueError(f"case {self.name!r} needs 'turns', 'simulate' or 'script'")
         if self.turns and self.script is not None:
@@ -382,7 +382,7 @@ class SuiteFileSpec(_CaseFields):
         return {"model": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _turns_or_cases(self) -> SuiteFileSpec:
+    def _turns_or_cases(self) -> "SuiteFileSpec":
         single = self.turns is not None or (
             (self.simulate is not None or self.script is not None) and self.cases is None
         )

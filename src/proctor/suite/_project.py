@@ -7,7 +7,7 @@ rescore and report reads and writes it) is `.proctor/history.db` at the root, un
 directory. Options given on the command line (or their environment variables) override the file.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 import glob
 import os
@@ -216,7 +216,7 @@ def _plain(node: Any) -> Any:
     return node
 
 
-def _issue(name: str, document: CommentedMap, error: Any) -> SuiteIssue:
+def _issue(name: str, document: "CommentedMap", error: Any) -> SuiteIssue:
     loc = [str(part) for part in error["loc"]]
     key = loc[0] if loc else ""
     line = column = None

@@ -1,6 +1,6 @@
 """Targets that speak an agent protocol: A2A agents and agents exposed as MCP tools."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 from typing import Any, Literal
 
@@ -77,7 +77,7 @@ class McpTargetSpec(_Spec):
     """Extra request headers for the `url` (`${VAR}` is read from the environment)."""
 
     @model_validator(mode="after")
-    def _one_transport(self) -> McpTargetSpec:
+    def _one_transport(self) -> "McpTargetSpec":
         if (self.command is None) == (self.url is None):
             raise ValueError("an mcp target needs exactly one of 'url' (streamable HTTP) or 'command' (stdio)")
         return self

@@ -20,7 +20,7 @@ simulate:
 ```
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -130,7 +130,7 @@ class SeedSpec(_Strict):
     """A prior conversation to replay to the agent."""
 
     @model_validator(mode="after")
-    def _one_kind(self) -> SeedSpec:
+    def _one_kind(self) -> "SeedSpec":
         if (self.text is None) == (self.conversation is None):
             raise ValueError("a seed needs exactly one of 'text' or 'conversation'")
         return self

@@ -15,7 +15,7 @@ assertions:                    # Embabel's assertions, recognised by their keys 
 ```
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -85,7 +85,7 @@ class SetupSpec(_Strict):
     """Query parameters (`$name` in the Cypher)."""
 
     @model_validator(mode="after")
-    def _one_source(self) -> SetupSpec:
+    def _one_source(self) -> "SetupSpec":
         if (self.cypher is None) == (self.file is None):
             raise ValueError("a setup needs exactly one of 'cypher' or 'file'")
         if self.cypher is not None and not split_statements(self.cypher):
@@ -135,7 +135,7 @@ class StateSpec(_Strict):
     """Seconds one setup or assertion query may take."""
 
     @model_validator(mode="after")
-    def _consistent(self) -> StateSpec:
+    def _consistent(self) -> "StateSpec":
         if self.data_dir is not None and self.uri is not None:
             raise ValueError("'data_dir' is for the embedded engine; a server given by 'uri' keeps its own data")
         if self.backend == "falkordb" and self.uri and self.uri.split(":", 1)[0] in ("bolt", "neo4j"):

@@ -1,6 +1,6 @@
 """Target specifications: how a suite (or the command line) says which agent to talk to."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 from typing import Annotated, Any, Literal
 

@@ -24,7 +24,7 @@ Example:
     ```
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 import re
 from typing import Any, Literal
@@ -88,7 +88,7 @@ class MockSpec(_Strict):
     the result. The tool reads and writes the state the case's state assertions check."""
 
     @model_validator(mode="after")
-    def _something_to_answer(self) -> MockSpec:
+    def _something_to_answer(self) -> "MockSpec":
         answers = (self.result, self.results, self.table or None, self.error, self.cypher)
         if all(value is None for value in answers):
             raise ValueError("a mock needs a 'result', 'results', a 'table', an 'error' or a 'cypher' statement")
@@ -112,7 +112,7 @@ class ToolServerSpec(_Strict):
     """The server's name for the tool, when it differs from the key in `tools:`."""
 
     @model_validator(mode="after")
-    def _one_transport(self) -> ToolServerSpec:
+    def _one_transport(self) -> "ToolServerSpec":
         if (self.command is None) == (self.url is None):
             raise ValueError("a tool server needs exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
         return self
@@ -156,7 +156,7 @@ class ToolSpec(_Strict):
         return data if isinstance(data, dict) else {"mock": data}
 
     @model_validator(mode="after")
-    def _one_behaviour(self) -> ToolSpec:
+    def _one_behaviour(self) -> "ToolSpec":
         chosen = [
             name
             for name, present in (

@@ -18,7 +18,7 @@ a directory that holds datasets, that file is configuration, not a suite.
 Problems are reported with the file, the JSON path, and the line and column.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 import json
 from collections.abc import Mapping, Sequence
