@@ -9,7 +9,7 @@ the run; 6 under `--ci`, a case was skipped (nothing scored) and `--allow-skippe
 130 interrupted (results written).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Typer would compile each option's annotation string at every run.
 
 import gc
 import json
