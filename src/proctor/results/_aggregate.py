@@ -28,6 +28,7 @@ __all__ = [
     "TrialCounts",
     "add_costs",
     "aggregate_case",
+    "aggregate_one",
     "aggregate_run",
     "mean_statistics",
     "sum_costs",
@@ -103,11 +104,11 @@ def _one_trial_costs(costs: dict[str, RoleCosts]) -> dict[str, RoleCosts]:
     """
     for part in costs.values():
         cost = part["cost_usd"]
-        if not (
-            _whole(part["calls"])
-            and _whole(part["cached_calls"])
-            and _whole(part["prompt"])
-            and _whole(part["completion"])
+        if not (  # each count `_whole`, written out (a call each: once per case)
+            part["calls"].__class__ is int
+            and part["cached_calls"].__class__ is int
+            and part["prompt"].__class__ is int
+            and part["completion"].__class__ is int
             and (cost is None or (cost.__class__ is float and cost > 0.0 and cost == round(cost, 8)))
         ):
             return {role: _copied_role(part) for role, part in costs.items()}
@@ -267,18 +268,19 @@ class CaseAggregate:
     ) -> dict[str, Any]:
         """A case's fields of the results JSON before its trials: its identity, `to_dict()`, its `min_pass_rate`.
 
-        One dict literal (built at its size, ~2x sooner than one grown key by key).
+        One dict literal (built at its size, ~2x sooner than one grown key by key; a `**` spread inside it
+        would split it into three dicts merged one into the next); a skipped case's `reason` follows its
+        `status` (`_with_reason`).
         """
         k, at_k, hat_k, interval, pass_k = self.statistics_fields or _statistics_fields(self.statistics)
         status, p50 = self.status, _round(self.p50_ms, 3)
-        return {
+        fields: dict[str, Any] = {
             "name": name,
             "suite": suite,
             "file": file,
             "description": description,
             "tags": tags,
             "status": status,
-            **({"reason": self.reason} if self.reason is not None else {}),  # a skipped case says why
             "passed": status == "passed",
             "pass_rate": _round(self.pass_rate),
             "k": k,
@@ -296,6 +298,14 @@ class CaseAggregate:
             "failing_checks": [check.to_dict() for check in self.failing_checks] if self.failing_checks else [],
             "min_pass_rate": min_pass_rate,
         }
+        return fields if self.reason is None else _with_reason(fields, self.reason)
+
+
+def _with_reason(fields: dict[str, Any], reason: str) -> dict[str, Any]:
+    """`fields` with `reason` after `status` (where a skipped case says why)."""
+    items = list(fields.items())
+    at = list(fields).index("status") + 1
+    return dict([*items[:at], ("reason", reason), *items[at:]])
 
 
 _CASE_IDENTITY = ("name", "suite", "file", "description", "tags")
@@ -342,7 +352,7 @@ def _by_statuses(
 def aggregate_case(trials: Sequence[TrialResult], *, min_pass_rate: float, k: int | None) -> CaseAggregate:
     """Compute a case's figures from its trials (sorted by trial number)."""
     if len(trials) == 1:
-        return _aggregate_one(trials[0], min_pass_rate, k)
+        return aggregate_one(trials[0], min_pass_rate, k)
     return _aggregate_trials(trials, min_pass_rate, k)
 
 
@@ -373,8 +383,8 @@ def _aggregate_trials(trials: Sequence[TrialResult], min_pass_rate: float, k: in
     )
 
 
-def _aggregate_one(trial: TrialResult, min_pass_rate: float, k: int | None) -> CaseAggregate:
-    """`aggregate_case` of one trial (the common case: ~3x sooner), the same figures to the bit.
+def aggregate_one(trial: TrialResult, min_pass_rate: float, k: int | None) -> CaseAggregate:
+    """`aggregate_case` of a case's one trial (the common case: ~3x sooner), the same figures to the bit.
 
     Each sum of the general path is written out for one term (`0 + x`, `(0 + x) / 1`), so that even a
     `-0.0` or an integer comes out as it does there.
@@ -382,7 +392,10 @@ def _aggregate_one(trial: TrialResult, min_pass_rate: float, k: int | None) -> C
     status = trial.status
     outcome, statistics, counts, statistics_fields = _by_statuses((status,), min_pass_rate, k)
     score = trial.score
-    latencies = trial.latencies()
+    latencies = []  # `trial.latencies()`, without a list comprehension's call
+    for message in trial.turns:
+        if message.role == "assistant" and message.latency_ms is not None:
+            latencies.append(message.latency_ms)
     p50 = percentile(latencies, 50)
     usage = trial.usage
     checks = trial.checks
@@ -401,7 +414,7 @@ def _aggregate_one(trial: TrialResult, min_pass_rate: float, k: int | None) -> C
         p50,
         p50 if len(latencies) == 1 else percentile(latencies, 95),
         usage
-        if _whole(usage.prompt_tokens) and _whole(usage.completion_tokens)
+        if usage.prompt_tokens.__class__ is int and usage.completion_tokens.__class__ is int  # both `_whole`
         else Usage(0 + usage.prompt_tokens, 0 + usage.completion_tokens),
         _one_trial_costs(trial.costs()),
         0 + trial.retries,

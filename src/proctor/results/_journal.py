@@ -50,8 +50,7 @@ class Journal:
 
     def record(self, name: str, file: str, trial: TrialResult) -> None:
         """Append one finished trial: `kind`, `case`, `name`, `file`, then the trial's JSON form."""
-        head = dumps({"kind": "trial", "case": trial.case_key, "name": name, "file": file})
-        self._append(head[:-1] + b"," + trial.to_json()[1:] + b"\n")  # the trial's own bytes, encoded once
+        self._append(trial.journal_line(name, file))  # the trial's bytes, encoded once for this and the results file
 
     def close(self, *, remove: bool = False) -> None:
         """Close the journal; `remove` deletes it (once the final results file is written)."""
