@@ -37,6 +37,7 @@ __all__ = [
     "TrialFigures",
     "TrialResult",
     "case_statistics",
+    "round_figure",
     "run_statistics",
     "with_k",
 ]
@@ -95,7 +96,9 @@ class TrialResult:
     """A link to that trace (from `--trace-url`; in the JSON only when set)."""
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _tail: bytes | None = field(default=None, repr=False, compare=False)
-    """The JSON form encoded, without its opening `{` (as the journal line holds it: `_journal_line`)."""
+    """The JSON form encoded, without its opening `{` (as the journal line holds it: `journal_line`)."""
+    _rounded: tuple[float | None, list[float]] | None = field(default=None, repr=False, compare=False)
+    """The duration and the reply latencies as the JSON form has them (rounded when it was made), for `figures`."""
     _costs: dict[str, RoleCosts] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -205,15 +208,26 @@ class TrialResult:
     def figures(self) -> TrialFigures:
         """What the history store keeps of the trial, as its JSON form has it (see `TrialFigures`)."""
         usage = self.usage
+        duration, replies = self.rounded()
         return (
             self.trial,
             self.status,
-            None if self.score is None else _round(self.score),
-            _round(self.duration_ms, 3),
+            None if self.score is None else round_figure(self.score),
+            duration,
             usage.prompt_tokens + usage.completion_tokens,
             self.costs(),
-            [round(m.latency_ms, 3) for m in self.turns if m.role == "assistant" and m.latency_ms is not None],
+            replies,
         )
+
+    def rounded(self) -> tuple[float | None, list[float]]:
+        """The duration (ms) and each reply's latency (ms) as the JSON form has them, rounded to 3 digits.
+
+        Kept when the JSON form is made (the journal line rounds them once for the file and the history).
+        """
+        if self._rounded is None:
+            replies = [round(m.latency_ms, 3) for m in self.turns if m.role == "assistant" and m.latency_ms is not None]
+            self._rounded = (round_figure(self.duration_ms, 3), replies)
+        return self._rounded
 
     def _record(self, name: str, file: str) -> dict[str, Any]:
         """The journal's record of the trial (`_RECORD_HEAD`, then the JSON form's fields): one dict, made once a trial.
@@ -221,7 +235,8 @@ class TrialResult:
         A literal of at most 15 keys, then the rest assigned: a longer literal is built by growing an empty
         dict (~20 % slower for these 18 keys).
         """
-        score = self.score
+        score, duration = self.score, round_figure(self.duration_ms, 3)
+        replies: list[float] = []
         out: dict[str, Any] = {
             "kind": "trial",
             "case": self.case_key,
@@ -230,17 +245,18 @@ class TrialResult:
             "trial": self.trial,
             "status": self.status,
             "passed": self.status == "passed",
-            "score": None if score is None else _round(score),
+            "score": None if score is None else round_figure(score),
             "error": self.error,
             "error_type": self.error_type,
             "warnings": self.warnings,
             "retries": self.retries,
-            "duration_ms": _round(self.duration_ms, 3),
+            "duration_ms": duration,
             "tokens": self.usage.to_dict(),
             "costs": self.costs(),
         }
         out["trace_ids"] = self.trace_ids
-        out["turns"] = _turns_json(self.turns)
+        out["turns"] = _turns_json(self.turns, replies)
+        self._rounded = (duration, replies)  # for `figures`: rounded once
         out["checks"] = _checks_json(self.checks)
         if self.reason is not None:
             out["reason"] = self.reason
@@ -379,19 +395,24 @@ class CaseResult:
         return pieces
 
 
-def _turns_json(messages: list[Message]) -> list[dict[str, Any]]:
+def _turns_json(messages: list[Message], replies: list[float]) -> list[dict[str, Any]]:
     """`[m.to_dict() for m in messages]`, each dict made here (once per trial; the tests hold them equal).
 
-    No call per message, and no list comprehension run for a reply without tool calls.
+    No call per message, and no list comprehension run for a reply without tool calls. Each assistant
+    reply's rounded latency is appended to `replies` (`TrialResult.rounded`).
     """
     out = []
     for message in messages:
-        latency, calls = message.latency_ms, message.tool_calls
+        latency, calls, role = message.latency_ms, message.tool_calls, message.role
+        if latency is not None:
+            latency = round(latency, 3)
+            if role == "assistant":
+                replies.append(latency)
         out.append(
             {
-                "role": message.role,
+                "role": role,
                 "content": message.content,
-                "latency_ms": None if latency is None else round(latency, 3),
+                "latency_ms": latency,
                 "tool_calls": [call.to_dict() for call in calls] if calls else [],
             }
         )
@@ -538,7 +559,7 @@ def case_statistics(statuses: list[str], k: int | None) -> dict[str, Any]:
     older readers use).
     """
     stats = pass_statistics(statuses, k)
-    return {**stats.to_dict(), "pass_k": _round(stats.pass_hat_k)}
+    return {**stats.to_dict(), "pass_k": round_figure(stats.pass_hat_k)}
 
 
 def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]:
@@ -552,8 +573,8 @@ def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]
     )
     return {
         "k": k,
-        "pass_at_k": _round(at_k),
-        "pass_hat_k": _round(hat_k),
+        "pass_at_k": round_figure(at_k),
+        "pass_hat_k": round_figure(hat_k),
         "pass_rate_ci": None if interval is None else [round(v, 6) for v in interval],
     }
 
@@ -565,7 +586,7 @@ def _trial_interval(trials: list[dict[str, Any]]) -> list[float] | None:
     return None if interval is None else [round(v, 6) for v in interval]
 
 
-def _round(value: float | None, digits: int = 6) -> float | None:
+def round_figure(value: float | None, digits: int = 6) -> float | None:
     """`round(value, digits)`; a whole float is returned as it is (what `round` returns, ~10x sooner)."""
     if value is None or (value.__class__ is float and value.is_integer()):
         return value
