@@ -42,11 +42,14 @@ class Journal:
             self._append(dumps({"kind": "run", **header}) + b"\n")
 
     def _append(self, data: bytes) -> None:
-        if self._fd is None:
+        fd = self._fd
+        if fd is None:
             raise ValueError(f"the journal {self.path} is closed")
-        view = memoryview(data)
-        while view:  # a regular file takes the whole line at once; a short write is continued, never dropped
-            view = view[os.write(self._fd, view) :]
+        written = os.write(fd, data)
+        if written < len(data):  # a regular file takes a whole line at once; a short write is continued, not dropped
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(fd, view) :]
 
     def record(self, name: str, file: str, trial: TrialResult) -> None:
         """Append one finished trial: `kind`, `case`, `name`, `file`, then the trial's JSON form."""

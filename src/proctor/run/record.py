@@ -128,9 +128,10 @@ class Recorder:
 
     def record(self, case: Case, trial: TrialResult, key: str | None = None) -> None:
         """Add a finished trial (journaled at once); `key` is the case's `case_key`, when the caller has it."""
-        self._by_key[case_key(case) if key is None else key].trials.append(trial)
+        result = self._by_key[case_key(case) if key is None else key]
+        result.trials.append(trial)
         if self.journal is not None:
-            self.journal.record(case.name, str(case.file), trial)
+            self.journal.record(result.name, result.file, trial)  # the case's name and file (`str(case.file)`)
 
     def finish(self, status: str, reason: str | None = None) -> RunOutcome:
         """Close the run with `status` (and the reason it stopped early); write the results and index them."""
