@@ -117,7 +117,10 @@ def _plan(checks: Checklist, transcript: Sequence[Message], context: PhaseContex
                 at = replies[turn]
                 message = transcript[at]
                 reply = AgentReply(message.content, list(message.tool_calls), message.latency_ms or 0.0)
-                turn_context = CheckContext(reply, turn, _upto(transcript, at + 1), checks.name, None, judge)
+                upto = transcript[: at + 1]  # a copy up to the reply (a slice of a list is already one)
+                if not isinstance(upto, list):
+                    upto = list(upto)
+                turn_context = CheckContext(reply, turn, upto, checks.name, None, judge)
                 for spec in specs:
                     items.append((spec, turn_context, ""))
                 continue
@@ -142,12 +145,6 @@ def _plan(checks: Checklist, transcript: Sequence[Message], context: PhaseContex
         )
         items.append((rubric_spec(checks.rubric), rubric, "not run: the conversation failed"))
     return items
-
-
-def _upto(transcript: Sequence[Message], end: int) -> list[Message]:
-    """A copy of the transcript's first `end` messages (a slice of a list is already one)."""
-    part = transcript[:end]
-    return part if isinstance(part, list) else list(part)
 
 
 def _turn(spec: AssertionSpec, check_context: CheckContext | None, checks: Checklist) -> int | None:

@@ -331,9 +331,10 @@ class CaseResult:
     """Its trials, by trial number."""
     description: str | None = None
     """What the case tests."""
-    _aggregate: tuple[tuple[int, int | None], CaseAggregate, dict[str, Any]] | None = field(
+    _aggregate: tuple[int, int | None, CaseAggregate, dict[str, Any]] | None = field(
         default=None, repr=False, compare=False
     )
+    """The aggregate and the JSON fields before the trials, with the trial count and k they are for."""
 
     @property
     def key(self) -> str:
@@ -342,20 +343,23 @@ class CaseResult:
 
     def summarize(self, k: int | None = None) -> CaseAggregate:
         """The case's figures over its trials (computed once per trial count and k)."""
-        return self._summarized(k)[1]
+        cached = self._aggregate  # read five times a case (summary, results file, history, --ci): no call when made
+        if cached is not None and cached[0] == len(self.trials) and cached[1] == k:
+            return cached[2]
+        return self._summarized(k)[2]
 
-    def _summarized(self, k: int | None) -> tuple[tuple[int, int | None], CaseAggregate, dict[str, Any]]:
+    def _summarized(self, k: int | None) -> tuple[int, int | None, CaseAggregate, dict[str, Any]]:
         """The aggregate and the JSON fields before the trials, computed once per trial count and k."""
         cached = self._aggregate
-        if cached is not None and cached[0][0] == len(self.trials) and cached[0][1] == k:
-            return cached  # read five times a case (summary, results file, history, --ci, exit code)
+        if cached is not None and cached[0] == len(self.trials) and cached[1] == k:
+            return cached
         trials = self.ordered_trials()  # one trial (most cases): its aggregate's own path, called positionally
         if len(trials) == 1:
             aggregate = aggregate_one(trials[0], self.min_pass_rate, k)
         else:
             aggregate = aggregate_case(trials, min_pass_rate=self.min_pass_rate, k=k)
         head = aggregate.case_fields(self.name, self.suite, self.file, self.description, self.tags, self.min_pass_rate)
-        self._aggregate = ((len(self.trials), k), aggregate, head)
+        self._aggregate = (len(self.trials), k, aggregate, head)
         return self._aggregate
 
     def ordered_trials(self) -> list[TrialResult]:
@@ -370,7 +374,10 @@ class CaseResult:
 
         The same dict on every call for the same trials and k (the caller must not change it).
         """
-        return self._summarized(k)[2]
+        cached = self._aggregate
+        if cached is not None and cached[0] == len(self.trials) and cached[1] == k:
+            return cached[3]
+        return self._summarized(k)[3]
 
     def to_dict(self, k: int | None = None) -> dict[str, Any]:
         """Return the JSON form: identity, the aggregates of `summarize(k)`, then the trials."""

@@ -82,23 +82,16 @@ class Recorder:
     ) -> None:
         self.plan = plan
         self.history = history
-        keys = [case_key(c) for c in plan.cases]  # each case's key, made once
+        files = [str(c.file) for c in plan.cases]
+        keys = [f"{file}::{c.name}" for c, file in zip(plan.cases, files, strict=True)]  # each `case_key`, made once
         self.result = RunResult(
             run_id=plan.run_id,
             started_at=plan.started_at,
             model=plan.model,
             target=target,
             cases=[
-                CaseResult(
-                    c.name,
-                    c.suite,
-                    str(c.file),
-                    list(c.tags),
-                    c.scoring.min_pass_rate,
-                    plan.kept[key],
-                    c.description,
-                )
-                for c, key in zip(plan.cases, keys, strict=True)
+                CaseResult(c.name, c.suite, file, list(c.tags), c.scoring.min_pass_rate, plan.kept[key], c.description)
+                for c, file, key in zip(plan.cases, files, keys, strict=True)
             ],
             seed=seed,
             planned_trials=sum(c.trials for c in plan.cases),
