@@ -124,8 +124,8 @@ class TrialResult:
         arms = list(self.simulation.get("arms", {}).values()) if self.simulation else []
         if arms:
             return self._arm_costs(arms)
-        judge = zero_costs()
-        for check in self.checks:  # plain loops (no list made): this runs once per trial
+        judge: RoleCosts = {"calls": 0, "cached_calls": 0, "prompt": 0, "completion": 0, "cost_usd": None}
+        for check in self.checks:  # plain loops (no list made), no call but for a judged check: once per trial
             detail = check.details
             call = detail.get("judge") if detail else None
             if call:
@@ -134,7 +134,15 @@ class TrialResult:
         for message in self.turns:
             if message.role == "assistant":
                 calls += 1
-        return {"agent": self._agent_costs(calls), "judge": judge}
+        usage, cost = self.usage, self.agent_cost_usd
+        agent: RoleCosts = {  # `_agent_costs(calls)`, written out
+            "calls": calls,
+            "cached_calls": 0,
+            "prompt": usage.prompt_tokens,
+            "completion": usage.completion_tokens,
+            "cost_usd": None if cost is None else round(0.0 + cost, 8),
+        }
+        return {"agent": agent, "judge": judge}  # the judge's: `zero_costs()` and what its checks add
 
     def _agent_costs(self, calls: int) -> RoleCosts:
         """The agent's costs: `calls` replies and the trial's tokens (as `add_costs` adds them to `zero_costs()`)."""

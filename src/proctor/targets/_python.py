@@ -182,6 +182,8 @@ class PythonTarget:
 class PythonSession:
     """One conversation with a Python callable."""
 
+    __slots__ = ("_context", "_function", "_target", "history", "replies_instantly")  # one per trial: no `__dict__`
+
     closes_instantly = True
     """Closing forgets the history and nothing else: it never waits (see `proctor.targets._base`)."""
 
