@@ -112,3 +112,12 @@ def test_a_journal_line_orjson_refuses_is_spliced_from_its_parts_as_before(name:
     line = trial.journal_line(name, "s.yaml")
     assert line == head[:-1] + b"," + dumps(trial.to_dict())[1:] + b"\n"
     assert line.endswith(trial.json_tail() + b"\n") and json.loads(line)["checks"][0].get("details", {}) == details
+
+
+def test_encoding_a_trial_keeps_its_bytes_not_its_dict() -> None:
+    trial = TrialResult("s.yaml::c", 1, "passed", 1.0, turns=[Message("assistant", "ok", latency_ms=1.23456)])
+    line = trial.journal_line("c", "s.yaml")
+    assert trial._json is None and line.endswith(trial.json_tail() + b"\n")  # ~3 KB a trial not kept
+    assert trial.rounded() == (0.0, [1.235]) and trial.figures()[3:] == (0.0, 0, trial.costs(), [1.235])
+    trial._tail = None  # as `RunResult.release_encoded` leaves it: encoded anew, the same bytes, no dict kept
+    assert trial.to_json() == b"{" + line[line.index(b',"trial":') + 1 : -1] and trial._json is None

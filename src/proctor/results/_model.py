@@ -179,8 +179,12 @@ class TrialResult:
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form (computed once: a finished trial does not change)."""
         if self._json is None:
-            self._json = dict(itertools.islice(self._record("", "").items(), len(_RECORD_HEAD), None))
+            self._json = self._own_dict()
         return self._json
+
+    def _own_dict(self) -> dict[str, Any]:
+        """The JSON form, made anew: the journal record's fields after its head (`_record`)."""
+        return dict(itertools.islice(self._record("", "").items(), len(_RECORD_HEAD), None))
 
     def to_json(self) -> bytes:
         """Return the JSON form encoded (compact UTF-8; encoded once, for the journal and the results file).
@@ -193,8 +197,9 @@ class TrialResult:
     def json_tail(self) -> bytes:
         """`to_json()` without its opening `{` (encoded once; what the journal line and the results file hold)."""
         if self._tail is None:
+            data = self._json if self._json is not None else self._own_dict()  # not kept: `to_json`'s docstring
             # A copy (the slice): the bytes orjson returns keep its whole output buffer (~8 KB for a 0.7 KB trial)
-            self._tail = dumps(self.to_dict())[1:]
+            self._tail = dumps(data)[1:]
         return self._tail
 
     def journal_line(self, name: str, file: str) -> bytes:
@@ -211,7 +216,7 @@ class TrialResult:
                 self._tail = line[line.index(b',"trial":') + 1 : -1]
                 return line
         head = {"kind": "trial", "case": self.case_key, "name": name, "file": file}
-        return dumps(head)[:-1] + b"," + self.json_tail() + b"\n"
+        return dumps(head)[:-1] + b"," + self.json_tail() + b"\n"  # as the line was always made
 
     def figures(self) -> TrialFigures:
         """What the history store keeps of the trial, as its JSON form has it (see `TrialFigures`)."""
