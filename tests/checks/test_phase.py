@@ -5,6 +5,7 @@ Judged checks talk to a real scripted model server on loopback; no check is mock
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,18 @@ def test_a_check_that_could_not_run_quotes_no_secret(monkeypatch: pytest.MonkeyP
     (result,) = check_transcript_now(Checklist("c", turns=((spec("phase-test-leaky"),),)), TRANSCRIPT)
     assert result.status == "error" and "https://judge:***@127.0.0.1:9/v1?api_key=***" in result.reason
     assert "hunter22" not in str(result.details) and "sk-planted" not in str(result.details)
+
+
+def test_a_checklist_is_built_through_its_slots_and_stays_frozen() -> None:
+
+    spec = AssertionSpec(type="contains", value="x")
+    checklist = Checklist("c", ((spec,), ()), (spec,))
+    assert (checklist.name, checklist.turns, checklist.conversation, checklist.rubric) == (
+        "c",
+        ((spec,), ()),
+        (spec,),
+        None,
+    )
+    assert Checklist("c") == Checklist("c", (), (), None) and type(checklist) is Checklist
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        checklist.name = "d"  # type: ignore[misc]

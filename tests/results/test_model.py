@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.checks import CheckResult
 from proctor.results import TrialResult
-from proctor.transcript import Message, Usage
+from proctor.results._json import dumps
+from proctor.transcript import Message, ToolCall, Usage
 
 
 def _reference_dict(trial: TrialResult) -> dict[str, Any]:
@@ -55,6 +57,9 @@ _OPTIONAL = st.one_of(st.none(), st.text(max_size=5))
     trace_url=_OPTIONAL,
     simulation=st.one_of(st.none(), st.just({"arms": {}})),
     text=st.text(max_size=8),
+    latency=st.one_of(st.none(), _NUMBERS),
+    calls=st.lists(st.sampled_from([ToolCall("f"), ToolCall("g", {"a": 1}, "id", {"r": 2}, "tools", 2.34567, True)])),
+    details=st.sampled_from([{}, {"judge": {"usage": {"prompt": 1, "completion": 2}}}, {"x": [1, "y"]}]),
 )
 def test_a_trial_json_form_is_the_reference_one(
     status: str,
@@ -65,14 +70,20 @@ def test_a_trial_json_form_is_the_reference_one(
     trace_url: str | None,
     simulation: dict[str, Any] | None,
     text: str,
+    latency: float | None,
+    calls: list[ToolCall],
+    details: dict[str, Any],
 ) -> None:
     trial = TrialResult(
         case_key="s.yaml::c",
         trial=1,
         status=status,
         score=score,
-        turns=[Message("user", text), Message("assistant", "ok", latency_ms=1.23456)],
-        checks=[CheckResult("c", "contains", "passed", 1.0, reason="r", turn=0)],
+        turns=[Message("user", text), Message("assistant", "ok", calls, latency), Message("assistant", "b", [], 1.5)],
+        checks=[
+            CheckResult("c", "contains", "passed", 1.0, reason="r", turn=0),
+            CheckResult("d", "llm-rubric", "skipped", None, 0.5, "no judge", None, details),
+        ],
         duration_ms=duration,
         usage=Usage(3, 4),
         reason=reason,
@@ -83,3 +94,30 @@ def test_a_trial_json_form_is_the_reference_one(
     reference = _reference_dict(trial)
     assert json.dumps(trial.to_dict()) == json.dumps(reference)  # keys, order, values (-0.0, ints) alike
     assert json.loads(trial.to_json()) == json.loads(json.dumps(reference))
+    name, file = f"c {text}", "s.yaml"  # the journal line: its head and the trial's own bytes, spliced
+    head = dumps({"kind": "trial", "case": "s.yaml::c", "name": name, "file": file})
+    assert trial.journal_line(name, file) == head[:-1] + b"," + dumps(reference)[1:] + b"\n"
+    assert trial.to_json() == dumps(reference)
+
+
+@pytest.mark.parametrize(
+    ("name", "details"),
+    [("ascii", {"big": 2**70}), ("é 中", {"big": 2**70}), ("lone \ud800", {}), ("lone \ud800", {"big": 2**70})],
+)
+def test_a_journal_line_orjson_refuses_is_spliced_from_its_parts_as_before(name: str, details: dict[str, Any]) -> None:
+    # orjson refuses a 65-bit integer and a lone surrogate: each part is then encoded by `dumps` on its own
+    # (the standard library for the part that has the value, escaped to ASCII), as the line always was
+    trial = TrialResult("s.yaml::c", 1, "passed", 1.0, checks=[CheckResult("c", "t", "passed", 1.0, details=details)])
+    head = dumps({"kind": "trial", "case": "s.yaml::c", "name": name, "file": "s.yaml"})
+    line = trial.journal_line(name, "s.yaml")
+    assert line == head[:-1] + b"," + dumps(trial.to_dict())[1:] + b"\n"
+    assert line.endswith(trial.json_tail() + b"\n") and json.loads(line)["checks"][0].get("details", {}) == details
+
+
+def test_encoding_a_trial_keeps_its_bytes_not_its_dict() -> None:
+    trial = TrialResult("s.yaml::c", 1, "passed", 1.0, turns=[Message("assistant", "ok", latency_ms=1.23456)])
+    line = trial.journal_line("c", "s.yaml")
+    assert trial._json is None and line.endswith(trial.json_tail() + b"\n")  # ~3 KB a trial not kept
+    assert trial.rounded() == (0.0, [1.235]) and trial.figures()[3:] == (0.0, 0, trial.costs(), [1.235])
+    trial._tail = None  # as `RunResult.release_encoded` leaves it: encoded anew, the same bytes, no dict kept
+    assert trial.to_json() == b"{" + line[line.index(b',"trial":') + 1 : -1] and trial._json is None

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from proctor.errors import ConfigError, SuiteError
-from proctor.results._model import RunResult
+from proctor.results._model import RunResult, round_figure
 from proctor.results._summary import (
     CaseParts,
     RunSummary,
@@ -487,15 +487,17 @@ def _result_rows(result: RunResult) -> _ResultRows | None:
     trial_rows: list[tuple[Any, ...]] = []
     encoded: dict[tuple[str, ...], str] = {}
     keys = set()
-    for case in result.cases:
+    for case in result.cases:  # once per case and trial: no call that is not needed (`_real` written out)
         fields = case.aggregate_fields(k)
-        key = f"{case.file}::{case.name}"
+        name, file = case.name, case.file
+        key = f"{file}::{name}"
         keys.add(key)
         tags = tuple(case.tags)
         tags_json = encoded.get(tags)
         if tags_json is None:
             tags_json = encoded[tags] = json.dumps(tags)
         status, avg_score, costs = fields["status"], fields["avg_score"], fields["costs"]
+        pass_rate, p50 = fields["pass_rate"], fields["latency_ms"]["p50"]
         cost = known_cost(costs)
         cost_value = _NULL if cost is None else cost
         statuses.append(status)
@@ -504,26 +506,38 @@ def _result_rows(result: RunResult) -> _ResultRows | None:
         case_rows.append(
             (
                 key,
-                case.name,
+                name,
                 case.suite,
-                case.file,
+                file,
                 tags_json,
                 status,
-                _real(fields["pass_rate"]),
+                _NULL if pass_rate is None else pass_rate,
                 _NULL if avg_score is None else avg_score,
-                _real(fields["latency_ms"]["p50"]),
+                _NULL if p50 is None else p50,
                 fields["tokens"]["total"],
                 cost_value,
             )
         )
-        trials = case.ordered_trials()
-        if len(trials) > 1 and len({t.trial for t in trials}) < len(trials):
-            return None
-        for trial in trials:
-            number, trial_status, score, duration_ms, tokens, own, replies = trial.figures()
-            # a one-trial case shares its trial's costs dict (`_aggregate._one_trial_costs`): summed once
-            own_cost = cost_value if own is costs else _real(known_cost(own))
-            trial_rows.append((key, number, trial_status, _real(score), _real(duration_ms), tokens, own_cost))
+        trials = case.trials
+        if len(trials) > 1:
+            trials = case.ordered_trials()
+            if len({t.trial for t in trials}) < len(trials):
+                return None
+        for trial in trials:  # `trial.figures()`, read in place
+            score, usage, own = trial.score, trial.usage, trial.costs()
+            duration, replies = trial.rounded()
+            trial_rows.append(
+                (
+                    key,
+                    trial.trial,
+                    trial.status,
+                    _NULL if score is None else round_figure(score),
+                    _NULL if duration is None else duration,
+                    usage.prompt_tokens + usage.completion_tokens,
+                    # a one-trial case shares its trial's costs dict (`_aggregate._one_trial_costs`): summed once
+                    cost_value if own is costs else _real(known_cost(own)),
+                )
+            )
             latencies += replies
     if len(keys) < len(case_rows):
         return None

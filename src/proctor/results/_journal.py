@@ -42,16 +42,18 @@ class Journal:
             self._append(dumps({"kind": "run", **header}) + b"\n")
 
     def _append(self, data: bytes) -> None:
-        if self._fd is None:
+        fd = self._fd
+        if fd is None:
             raise ValueError(f"the journal {self.path} is closed")
-        view = memoryview(data)
-        while view:  # a regular file takes the whole line at once; a short write is continued, never dropped
-            view = view[os.write(self._fd, view) :]
+        written = os.write(fd, data)
+        if written < len(data):  # a regular file takes a whole line at once; a short write is continued, not dropped
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(fd, view) :]
 
     def record(self, name: str, file: str, trial: TrialResult) -> None:
         """Append one finished trial: `kind`, `case`, `name`, `file`, then the trial's JSON form."""
-        head = dumps({"kind": "trial", "case": trial.case_key, "name": name, "file": file})
-        self._append(head[:-1] + b"," + trial.to_json()[1:] + b"\n")  # the trial's own bytes, encoded once
+        self._append(trial.journal_line(name, file))  # the trial's bytes, encoded once for this and the results file
 
     def close(self, *, remove: bool = False) -> None:
         """Close the journal; `remove` deletes it (once the final results file is written)."""

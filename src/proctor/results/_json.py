@@ -16,12 +16,13 @@ from typing import Any
 
 import orjson
 
-__all__ = ["JSONDecodeError", "dumps", "loads"]
+__all__ = ["JSONDecodeError", "dumps", "loads", "orjson_line"]
 
 JSONDecodeError = json.JSONDecodeError
 """What `loads` raises for a text that is not JSON (orjson's error is a subclass)."""
 
 _INDENTED = orjson.OPT_INDENT_2
+_LINE = orjson.OPT_APPEND_NEWLINE
 
 
 def dumps(value: Any, *, indent: bool = False) -> bytes:
@@ -38,6 +39,18 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
     except TypeError:  # beyond orjson (a 65-bit integer, a lone surrogate, a non-string key): the standard library
         text = json.dumps(value, indent=2 if indent else None, separators=(",", ": ") if indent else (",", ":"))
         return text.encode("ascii")
+
+
+def orjson_line(value: Any) -> bytes | None:
+    """`dumps(value)` and a newline in one encoding, when orjson takes every value; `None` when it refuses one.
+
+    For a caller that splices parts encoded apart when orjson refuses (`dumps` then encodes each part by
+    the standard library, escaped to ASCII, which one encoding of the whole would not give the same bytes).
+    """
+    try:
+        return orjson.dumps(value, option=_LINE)
+    except TypeError:
+        return None
 
 
 def loads(text: bytes | str) -> Any:

@@ -6,6 +6,7 @@ or name of a field requires bumping `RESULTS_VERSION`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +19,12 @@ from proctor.results._aggregate import (
     RunAggregate,
     add_costs,
     aggregate_case,
+    aggregate_one,
     aggregate_run,
     mean_statistics,
     zero_costs,
 )
-from proctor.results._json import dumps
+from proctor.results._json import dumps, orjson_line
 from proctor.results._writers import results_chunks
 from proctor.scoring import nothing_scored_reason, pass_statistics, wilson_interval
 from proctor.transcript import Message, ToolCall, Usage
@@ -35,12 +37,16 @@ __all__ = [
     "TrialFigures",
     "TrialResult",
     "case_statistics",
+    "round_figure",
     "run_statistics",
     "with_k",
 ]
 
 RESULTS_VERSION = 1
 """Version of the results JSON format."""
+
+_RECORD_HEAD = ("kind", "case", "name", "file")
+"""The keys of a trial's journal record before its JSON form's (`TrialResult.journal_line`)."""
 
 TrialFigures = tuple[int, str, float | None, float | None, int, dict[str, Any] | None, list[float]]
 """A trial's number, status, score, duration (ms), agent tokens, costs by role and reply latencies (ms),
@@ -89,7 +95,10 @@ class TrialResult:
     trace_url: str | None = None
     """A link to that trace (from `--trace-url`; in the JSON only when set)."""
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
-    _bytes: bytes | None = field(default=None, repr=False, compare=False)
+    _tail: bytes | None = field(default=None, repr=False, compare=False)
+    """The JSON form encoded, without its opening `{` (as the journal line holds it: `journal_line`)."""
+    _rounded: tuple[float | None, list[float]] | None = field(default=None, repr=False, compare=False)
+    """The duration and the reply latencies as the JSON form has them (rounded when it was made), for `figures`."""
     _costs: dict[str, RoleCosts] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -113,23 +122,47 @@ class TrialResult:
 
     def _count_costs(self) -> dict[str, RoleCosts]:
         arms = list(self.simulation.get("arms", {}).values()) if self.simulation else []
-        judge = zero_costs()
-        details = [c.get("details") for arm in arms for c in arm.get("checks") or []] if arms else None
-        for detail in details if details is not None else [c.details for c in self.checks]:
+        if arms:
+            return self._arm_costs(arms)
+        judge: RoleCosts = {"calls": 0, "cached_calls": 0, "prompt": 0, "completion": 0, "cost_usd": None}
+        for check in self.checks:  # plain loops (no list made), no call but for a judged check: once per trial
+            detail = check.details
             call = detail.get("judge") if detail else None
             if call:
                 add_costs(judge, _call_costs(call))
-        roles = [m.get("role") for a in arms for m in a.get("turns") or []] if arms else [m.role for m in self.turns]
+        calls = 0
+        for message in self.turns:
+            if message.role == "assistant":
+                calls += 1
         usage, cost = self.usage, self.agent_cost_usd
-        agent: RoleCosts = {  # what `add_costs` makes of these on `zero_costs()`, in one step
-            "calls": roles.count("assistant"),
+        agent: RoleCosts = {  # `_agent_costs(calls)`, written out
+            "calls": calls,
             "cached_calls": 0,
             "prompt": usage.prompt_tokens,
             "completion": usage.completion_tokens,
             "cost_usd": None if cost is None else round(0.0 + cost, 8),
         }
-        if not arms:
-            return {"agent": agent, "judge": judge}
+        return {"agent": agent, "judge": judge}  # the judge's: `zero_costs()` and what its checks add
+
+    def _agent_costs(self, calls: int) -> RoleCosts:
+        """The agent's costs: `calls` replies and the trial's tokens (as `add_costs` adds them to `zero_costs()`)."""
+        usage, cost = self.usage, self.agent_cost_usd
+        return {
+            "calls": calls,
+            "cached_calls": 0,
+            "prompt": usage.prompt_tokens,
+            "completion": usage.completion_tokens,
+            "cost_usd": None if cost is None else round(0.0 + cost, 8),
+        }
+
+    def _arm_costs(self, arms: list[dict[str, Any]]) -> dict[str, RoleCosts]:
+        """`costs()` of a simulated trial: every arm's judge calls, agent replies and simulator calls."""
+        judge = zero_costs()
+        for detail in [c.get("details") for arm in arms for c in arm.get("checks") or []]:
+            call = detail.get("judge") if detail else None
+            if call:
+                add_costs(judge, _call_costs(call))
+        roles = [m.get("role") for a in arms for m in a.get("turns") or []]
         simulator = zero_costs()
         for arm in arms:
             tokens = arm.get("simulator_usage") or {}
@@ -137,7 +170,7 @@ class TrialResult:
             add_costs(
                 simulator, {**part, "calls": arm.get("simulator_calls", 0), "cost_usd": arm.get("simulator_cost_usd")}
             )
-        return {"agent": agent, "judge": judge, "simulator": simulator}
+        return {"agent": self._agent_costs(roles.count("assistant")), "judge": judge, "simulator": simulator}
 
     def latencies(self) -> list[float]:
         """Latency of each assistant reply, in ms."""
@@ -146,8 +179,12 @@ class TrialResult:
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form (computed once: a finished trial does not change)."""
         if self._json is None:
-            self._json = self._build_dict()
+            self._json = self._own_dict()
         return self._json
+
+    def _own_dict(self) -> dict[str, Any]:
+        """The JSON form, made anew: the journal record's fields after its head (`_record`)."""
+        return dict(itertools.islice(self._record("", "").items(), len(_RECORD_HEAD), None))
 
     def to_json(self) -> bytes:
         """Return the JSON form encoded (compact UTF-8; encoded once, for the journal and the results file).
@@ -155,42 +192,85 @@ class TrialResult:
         The dict it is encoded from is not kept (unless `to_dict` made it): ~3 KB a trial that a run
         writing its files never reads again (the history takes `figures`).
         """
-        if self._bytes is None:
-            data = self._json if self._json is not None else self._build_dict()
-            # A copy: the bytes orjson returns keep its whole output buffer (~6 KB for a 0.7 KB trial)
-            self._bytes = memoryview(dumps(data)).tobytes()
-        return self._bytes
+        return b"{" + self.json_tail()
+
+    def json_tail(self) -> bytes:
+        """`to_json()` without its opening `{` (encoded once; what the journal line and the results file hold)."""
+        if self._tail is None:
+            data = self._json if self._json is not None else self._own_dict()  # not kept: `to_json`'s docstring
+            # A copy (the slice): the bytes orjson returns keep its whole output buffer (~8 KB for a 0.7 KB trial)
+            self._tail = dumps(data)[1:]
+        return self._tail
+
+    def journal_line(self, name: str, file: str) -> bytes:
+        """The trial's journal line: `kind`, `case`, `name`, `file`, then the JSON form's fields, and a newline.
+
+        Encoded once, for the line and the results file: the trial's own JSON (`json_tail`) is cut from
+        the line (unless it was encoded before). The same bytes as the two parts encoded by `dumps` and
+        spliced, which is what is done when orjson refuses a value (`dumps` then falls back part by part).
+        """
+        if self._tail is None:
+            line = orjson_line(self._record(name, file))
+            if line is not None:
+                # the trial's fields start at its first key: `,"` is never inside a JSON string (`"` is escaped)
+                self._tail = line[line.index(b',"trial":') + 1 : -1]
+                return line
+        head = {"kind": "trial", "case": self.case_key, "name": name, "file": file}
+        return dumps(head)[:-1] + b"," + self.json_tail() + b"\n"  # as the line was always made
 
     def figures(self) -> TrialFigures:
         """What the history store keeps of the trial, as its JSON form has it (see `TrialFigures`)."""
         usage = self.usage
+        duration, replies = self.rounded()
         return (
             self.trial,
             self.status,
-            None if self.score is None else _round(self.score),
-            _round(self.duration_ms, 3),
+            None if self.score is None else round_figure(self.score),
+            duration,
             usage.prompt_tokens + usage.completion_tokens,
             self.costs(),
-            [round(m.latency_ms, 3) for m in self.turns if m.role == "assistant" and m.latency_ms is not None],
+            replies,
         )
 
-    def _build_dict(self) -> dict[str, Any]:
-        out = {
+    def rounded(self) -> tuple[float | None, list[float]]:
+        """The duration (ms) and each reply's latency (ms) as the JSON form has them, rounded to 3 digits.
+
+        Kept when the JSON form is made (the journal line rounds them once for the file and the history).
+        """
+        if self._rounded is None:
+            replies = [round(m.latency_ms, 3) for m in self.turns if m.role == "assistant" and m.latency_ms is not None]
+            self._rounded = (round_figure(self.duration_ms, 3), replies)
+        return self._rounded
+
+    def _record(self, name: str, file: str) -> dict[str, Any]:
+        """The journal's record of the trial (`_RECORD_HEAD`, then the JSON form's fields): one dict, made once a trial.
+
+        A literal of at most 15 keys, then the rest assigned: a longer literal is built by growing an empty
+        dict (~20 % slower for these 18 keys).
+        """
+        score, duration = self.score, round_figure(self.duration_ms, 3)
+        replies: list[float] = []
+        out: dict[str, Any] = {
+            "kind": "trial",
+            "case": self.case_key,
+            "name": name,
+            "file": file,
             "trial": self.trial,
             "status": self.status,
             "passed": self.status == "passed",
-            "score": None if self.score is None else _round(self.score),
+            "score": None if score is None else round_figure(score),
             "error": self.error,
             "error_type": self.error_type,
             "warnings": self.warnings,
             "retries": self.retries,
-            "duration_ms": _round(self.duration_ms, 3),
+            "duration_ms": duration,
             "tokens": self.usage.to_dict(),
             "costs": self.costs(),
-            "trace_ids": self.trace_ids,
-            "turns": [m.to_dict() for m in self.turns],
-            "checks": [c.to_dict() for c in self.checks],
         }
+        out["trace_ids"] = self.trace_ids
+        out["turns"] = _turns_json(self.turns, replies)
+        self._rounded = (duration, replies)  # for `figures`: rounded once
+        out["checks"] = _checks_json(self.checks)
         if self.reason is not None:
             out["reason"] = self.reason
         if self.simulation is not None:
@@ -264,9 +344,10 @@ class CaseResult:
     """Its trials, by trial number."""
     description: str | None = None
     """What the case tests."""
-    _aggregate: tuple[tuple[int, int | None], CaseAggregate, dict[str, Any]] | None = field(
+    _aggregate: tuple[int, int | None, CaseAggregate, dict[str, Any]] | None = field(
         default=None, repr=False, compare=False
     )
+    """The aggregate and the JSON fields before the trials, with the trial count and k they are for."""
 
     @property
     def key(self) -> str:
@@ -275,16 +356,23 @@ class CaseResult:
 
     def summarize(self, k: int | None = None) -> CaseAggregate:
         """The case's figures over its trials (computed once per trial count and k)."""
-        return self._summarized(k)[1]
+        cached = self._aggregate  # read five times a case (summary, results file, history, --ci): no call when made
+        if cached is not None and cached[0] == len(self.trials) and cached[1] == k:
+            return cached[2]
+        return self._summarized(k)[2]
 
-    def _summarized(self, k: int | None) -> tuple[tuple[int, int | None], CaseAggregate, dict[str, Any]]:
+    def _summarized(self, k: int | None) -> tuple[int, int | None, CaseAggregate, dict[str, Any]]:
         """The aggregate and the JSON fields before the trials, computed once per trial count and k."""
         cached = self._aggregate
-        if cached is not None and cached[0][0] == len(self.trials) and cached[0][1] == k:
-            return cached  # read five times a case (summary, results file, history, --ci, exit code)
-        aggregate = aggregate_case(self.ordered_trials(), min_pass_rate=self.min_pass_rate, k=k)
+        if cached is not None and cached[0] == len(self.trials) and cached[1] == k:
+            return cached
+        trials = self.ordered_trials()  # one trial (most cases): its aggregate's own path, called positionally
+        if len(trials) == 1:
+            aggregate = aggregate_one(trials[0], self.min_pass_rate, k)
+        else:
+            aggregate = aggregate_case(trials, min_pass_rate=self.min_pass_rate, k=k)
         head = aggregate.case_fields(self.name, self.suite, self.file, self.description, self.tags, self.min_pass_rate)
-        self._aggregate = ((len(self.trials), k), aggregate, head)
+        self._aggregate = (len(self.trials), k, aggregate, head)
         return self._aggregate
 
     def ordered_trials(self) -> list[TrialResult]:
@@ -299,7 +387,10 @@ class CaseResult:
 
         The same dict on every call for the same trials and k (the caller must not change it).
         """
-        return self._summarized(k)[2]
+        cached = self._aggregate
+        if cached is not None and cached[0] == len(self.trials) and cached[1] == k:
+            return cached[3]
+        return self._summarized(k)[3]
 
     def to_dict(self, k: int | None = None) -> dict[str, Any]:
         """Return the JSON form: identity, the aggregates of `summarize(k)`, then the trials."""
@@ -312,13 +403,59 @@ class CaseResult:
     def json_pieces(self, k: int | None = None) -> list[bytes | memoryview]:
         """`to_json(k)` in pieces, none copied: the fields before the trials, then each trial's own bytes."""
         head = dumps(self.aggregate_fields(k))
-        pieces: list[bytes | memoryview] = [memoryview(head)[:-1], b',"trials":[']
-        for trial in self.ordered_trials():
+        trials = self.ordered_trials()
+        if not trials:
+            return [memoryview(head)[:-1], b',"trials":[]}']
+        pieces: list[bytes | memoryview] = [memoryview(head)[:-1], b',"trials":[{']
+        for trial in trials:
             if len(pieces) > 2:
-                pieces.append(b",")
-            pieces.append(trial.to_json())
+                pieces.append(b",{")
+            pieces.append(trial.json_tail())
         pieces.append(b"]}")
         return pieces
+
+
+def _turns_json(messages: list[Message], replies: list[float]) -> list[dict[str, Any]]:
+    """`[m.to_dict() for m in messages]`, each dict made here (once per trial; the tests hold them equal).
+
+    No call per message, and no list comprehension run for a reply without tool calls. Each assistant
+    reply's rounded latency is appended to `replies` (`TrialResult.rounded`).
+    """
+    out = []
+    for message in messages:
+        latency, calls, role = message.latency_ms, message.tool_calls, message.role
+        if latency is not None:
+            latency = round(latency, 3)
+            if role == "assistant":
+                replies.append(latency)
+        out.append(
+            {
+                "role": role,
+                "content": message.content,
+                "latency_ms": latency,
+                "tool_calls": [call.to_dict() for call in calls] if calls else [],
+            }
+        )
+    return out
+
+
+def _checks_json(checks: list[CheckResult]) -> list[dict[str, Any]]:
+    """`[c.to_dict() for c in checks]`, each dict made here (once per trial; the tests hold them equal)."""
+    out = []
+    for check in checks:
+        data: dict[str, Any] = {
+            "name": check.name,
+            "type": check.type,
+            "status": check.status,
+            "score": check.score,
+            "weight": check.weight,
+            "reason": check.reason,
+            "turn": check.turn,
+        }
+        if check.details:
+            data["details"] = check.details
+        out.append(data)
+    return out
 
 
 def _call_costs(call: dict[str, Any]) -> RoleCosts:
@@ -424,7 +561,7 @@ class RunResult:
         """
         for case in self.cases:
             for trial in case.trials:
-                trial._bytes = None
+                trial._tail = None
 
     def to_json(self) -> bytes:
         """Return the results file's bytes: `to_dict()` laid out by `results_chunks` (each trial encoded once)."""
@@ -442,7 +579,7 @@ def case_statistics(statuses: list[str], k: int | None) -> dict[str, Any]:
     older readers use).
     """
     stats = pass_statistics(statuses, k)
-    return {**stats.to_dict(), "pass_k": _round(stats.pass_hat_k)}
+    return {**stats.to_dict(), "pass_k": round_figure(stats.pass_hat_k)}
 
 
 def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]:
@@ -456,8 +593,8 @@ def run_statistics(cases: list[dict[str, Any]], k: int | None) -> dict[str, Any]
     )
     return {
         "k": k,
-        "pass_at_k": _round(at_k),
-        "pass_hat_k": _round(hat_k),
+        "pass_at_k": round_figure(at_k),
+        "pass_hat_k": round_figure(hat_k),
         "pass_rate_ci": None if interval is None else [round(v, 6) for v in interval],
     }
 
@@ -469,7 +606,7 @@ def _trial_interval(trials: list[dict[str, Any]]) -> list[float] | None:
     return None if interval is None else [round(v, 6) for v in interval]
 
 
-def _round(value: float | None, digits: int = 6) -> float | None:
+def round_figure(value: float | None, digits: int = 6) -> float | None:
     """`round(value, digits)`; a whole float is returned as it is (what `round` returns, ~10x sooner)."""
     if value is None or (value.__class__ is float and value.is_integer()):
         return value

@@ -21,7 +21,7 @@ def _umask() -> int:
 
 
 _CHUNKED_BUFFER = 1 << 20
-"""The write buffer of a file written in chunks (a results file: ~1.4 KB a case, in ~5 pieces each)."""
+"""The write buffer of a file written in chunks (a results file: ~1.4 KB a case, one chunk each)."""
 
 
 def _atomic_write(path: Path, data: bytes | str | Iterable[bytes | memoryview]) -> None:
@@ -61,11 +61,8 @@ def results_chunks(
     yield text[:-2] + b',\n  "cases": ['
     separator = b"\n    "
     for case in cases:
-        yield separator
-        if isinstance(case, bytes):
-            yield case
-        else:
-            yield from case
+        # one chunk a case, its pieces joined (~1.4 KB copied): a write call a piece cost ~4x more
+        yield separator + case if isinstance(case, bytes) else b"".join((separator, *case))
         separator = b",\n    "
     yield b"]\n}\n" if separator == b"\n    " else b"\n  ]\n}\n"
 

@@ -82,23 +82,16 @@ class Recorder:
     ) -> None:
         self.plan = plan
         self.history = history
-        keys = [case_key(c) for c in plan.cases]  # each case's key, made once
+        files = [str(c.file) for c in plan.cases]
+        keys = [f"{file}::{c.name}" for c, file in zip(plan.cases, files, strict=True)]  # each `case_key`, made once
         self.result = RunResult(
             run_id=plan.run_id,
             started_at=plan.started_at,
             model=plan.model,
             target=target,
             cases=[
-                CaseResult(
-                    c.name,
-                    c.suite,
-                    str(c.file),
-                    list(c.tags),
-                    c.scoring.min_pass_rate,
-                    plan.kept[key],
-                    c.description,
-                )
-                for c, key in zip(plan.cases, keys, strict=True)
+                CaseResult(c.name, c.suite, file, list(c.tags), c.scoring.min_pass_rate, plan.kept[key], c.description)
+                for c, file, key in zip(plan.cases, files, keys, strict=True)
             ],
             seed=seed,
             planned_trials=sum(c.trials for c in plan.cases),
@@ -128,9 +121,10 @@ class Recorder:
 
     def record(self, case: Case, trial: TrialResult, key: str | None = None) -> None:
         """Add a finished trial (journaled at once); `key` is the case's `case_key`, when the caller has it."""
-        self._by_key[case_key(case) if key is None else key].trials.append(trial)
+        result = self._by_key[case_key(case) if key is None else key]
+        result.trials.append(trial)
         if self.journal is not None:
-            self.journal.record(case.name, str(case.file), trial)
+            self.journal.record(result.name, result.file, trial)  # the case's name and file (`str(case.file)`)
 
     def finish(self, status: str, reason: str | None = None) -> RunOutcome:
         """Close the run with `status` (and the reason it stopped early); write the results and index them."""

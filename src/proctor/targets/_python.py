@@ -182,6 +182,8 @@ class PythonTarget:
 class PythonSession:
     """One conversation with a Python callable."""
 
+    __slots__ = ("_context", "_function", "_target", "history", "replies_instantly")  # one per trial: no `__dict__`
+
     closes_instantly = True
     """Closing forgets the history and nothing else: it never waits (see `proctor.targets._base`)."""
 
@@ -228,9 +230,12 @@ class PythonSession:
         except Exception as exc:
             raise TargetError(f"{target.spec.callable} raised {type(exc).__name__}: {exc}") from exc
         latency_ms = (time.perf_counter() - started) * 1000
-        reply = _to_reply(result, target.spec.callable)
-        if not reply.latency_ms:
-            reply.latency_ms = latency_ms
+        if result.__class__ is str:  # the common reply (what `_to_reply` makes of it), built with its latency
+            reply = AgentReply(result, [], latency_ms, None, result)
+        else:
+            reply = _to_reply(result, target.spec.callable)
+            if not reply.latency_ms:
+                reply.latency_ms = latency_ms
         history.append({"role": "assistant", "content": reply.text})
         self.history = history
         return reply
