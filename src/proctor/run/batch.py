@@ -201,7 +201,10 @@ def _local_runner(plan: Plan, options: RunOptions, resources: _Resources) -> Tri
 
 async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: _Resources) -> TrialResult:
     case, key = work.case, work.key
-    variables = {"seed": trial_seed(options.seed, key, work.number), **plan.variables[key]}
+    variables = {"seed": trial_seed(options.seed, key, work.number)}
+    asked = plan.variables.get(key)  # a case's data's variables (most cases ask for none)
+    if asked:
+        variables.update(asked)
     context = SessionContext(case.name, work.number, plan.model, case.timeout, variables)  # (case, trial, model, ...)
     unplayed = _unplayed_tool(case, options) if case.tools else None
     if unplayed is not None:  # like a simulated user without a model: skipped, never guessed

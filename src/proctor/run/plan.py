@@ -79,7 +79,8 @@ class Plan:
     state_keys: set[str] = field(default_factory=set)
     """The cases whose trials need a graph."""
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Session variables each case's data asks for (watsonx `runtime_context`, `file_upload`), by case key."""
+    """Session variables each case's data asks for (watsonx `runtime_context`, `file_upload`), by case key
+    (a case without metadata asks for none and is absent)."""
 
 
 def filter_cases(suites: Sequence[Suite], names: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Case]:
@@ -147,7 +148,7 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
         results_dir=results_dir,
         resumed=resume_path is not None,
         state_keys={key for key, c in zip(keys, planned, strict=True) if needs_state(c)},
-        variables={key: _case_variables(c) for key, c in zip(keys, planned, strict=True)},
+        variables={key: _case_variables(c) for key, c in zip(keys, planned, strict=True) if c.metadata},
     )
 
 
