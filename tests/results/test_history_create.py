@@ -53,3 +53,11 @@ def test_without_hard_links_sqlite_creates_the_store(tmp_path: Path, monkeypatch
         assert store.runs() == []
     assert _pragma(path, "user_version") == SCHEMA_VERSION
     assert sorted(os.listdir(tmp_path)) == ["history.db"]
+
+
+def test_the_store_has_the_mode_sqlite_gives_a_new_database(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.db"
+    sqlite3.connect(plain).close()
+    path = tmp_path / "history.db"
+    HistoryStore(path).close()
+    assert path.stat().st_mode == plain.stat().st_mode

@@ -13,8 +13,8 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import sqlite3
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields
 from datetime import UTC, datetime
@@ -153,8 +153,8 @@ def _create_store(path: Path) -> None:
     by one fsync, then hard-linked into place: a crash leaves no store or a whole one, and a store another
     process made meanwhile is kept, never replaced. Where hard links fail, SQLite creates it as before.
     """
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    # a name no one else uses; SQLite creates the file, with the mode it gives a store (not mkstemp's 0600)
+    name = str(path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
     try:
         db = sqlite3.connect(name)
         try:
