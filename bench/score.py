@@ -12,7 +12,7 @@ CPU time per row, and that the output holds every row, scored. One discarded war
 command) comes first, so the measured run starts with compiled bytecode as an installed package does: the
 subprocesses keep it in a `PYTHONPYCACHEPREFIX` of the run even where `PYTHONDONTWRITEBYTECODE` is set
 (before 2026-11-29, third session, it was not written there, and every run compiled every module it
-imported, Python's own included: 0.6-0.8 s of its wall time).
+imported, Python's own included: 0.8-0.9 s of its wall time).
 
 Usage: `python bench/score.py [--rows 100000] [--latency 0.02] [--concurrency 32] [--json out.json]
 [--probes]`. Targets: peak RSS <= 300 MB; wall <= 1.2 x ideal.
