@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import signal
@@ -119,10 +120,15 @@ def test_scores_the_same_on_uvloop_and_on_asyncios_loop(
 
     monkeypatch.setattr(anyio, "run", run)
     data = write_rows(tmp_path / "runs.csv", 6)
+    found = importlib.util.find_spec
+
+    def without_uvloop(name: str, *args: Any) -> Any:  # as where uvloop is not installed (Windows, no `serve`)
+        return None if name == "uvloop" else found(name, *args)
+
     outputs = []
     for installed in (True, False):
-        if not installed:  # as where uvloop is not installed (Windows, no `serve` extra): its import fails
-            monkeypatch.setitem(sys.modules, "uvloop", None)
+        if not installed:
+            monkeypatch.setattr(importlib.util, "find_spec", without_uvloop)
         out = tmp_path / f"out-{installed}.jsonl"
         result = score(str(data), "--map", "question=agent_task", "--judge", "openai/score-judge", "-o", str(out))
         assert result.exit_code == 0, result.output
