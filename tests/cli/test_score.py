@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
 import signal
@@ -13,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from typer.testing import CliRunner
 
@@ -105,36 +103,6 @@ def test_scores_a_csv_with_mapping_and_writes_rows_and_aggregates(judge: Any, tm
     assert set(totals["by_agent"]) == {"a0", "a1"} and totals["by_user"]["u1"]["context_relevancy"]["count"] == 4
     assert totals["by_task"]["t3"]["tool_relevancy"]["count"] == 3
     assert "Scores: runs.csv" in result.output and "By agent" in result.output and "12 rows scored" in result.output
-
-
-def test_scores_the_same_on_uvloop_and_on_asyncios_loop(
-    judge: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # scoring runs on uvloop when it is installed (the `serve` extra, as here), else on asyncio's own loop
-    loops: list[str] = []
-    real_run = anyio.run
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        loops.append("uvloop" if (kwargs.get("backend_options") or {}).get("use_uvloop") else "asyncio")
-        return real_run(*args, **kwargs)
-
-    monkeypatch.setattr(anyio, "run", run)
-    data = write_rows(tmp_path / "runs.csv", 6)
-    found = importlib.util.find_spec
-
-    def without_uvloop(name: str, *args: Any) -> Any:  # as where uvloop is not installed (Windows, no `serve`)
-        return None if name == "uvloop" else found(name, *args)
-
-    outputs = []
-    for installed in (True, False):
-        if not installed:
-            monkeypatch.setattr(importlib.util, "find_spec", without_uvloop)
-        out = tmp_path / f"out-{installed}.jsonl"
-        result = score(str(data), "--map", "question=agent_task", "--judge", "openai/score-judge", "-o", str(out))
-        assert result.exit_code == 0, result.output
-        outputs.append(sorted((r["row"], json.dumps(r["scores"], sort_keys=True)) for r in read_jsonl(out)))
-    assert loops == ["uvloop", "asyncio"]
-    assert outputs[0] == outputs[1] and len(outputs[0]) == 6
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".json"])

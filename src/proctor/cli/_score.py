@@ -17,7 +17,6 @@ Without `proctor.service.score_events`, the command exits 2 saying so.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from pathlib import Path
@@ -544,15 +543,6 @@ def _dry_run(data: Path, options: Any, *, as_json: bool = False) -> int:
     return EXIT_ERRORS if plan["bad_rows"] else EXIT_OK
 
 
-def event_loop_options() -> dict[str, bool]:
-    """The event loop scoring runs on: uvloop when it is installed (the `serve` extra), else asyncio's own.
-
-    Returned as anyio's asyncio backend options. A scored row is a judge call: on uvloop's C transports it
-    takes ~4-7 % fewer instructions (callgrind, issue 22), for a ~9M-instruction import.
-    """
-    return {"use_uvloop": importlib.util.find_spec("uvloop") is not None}
-
-
 def _run(data: Path, model: Any, options: Any, progress: _Progress | None) -> Any:
     """Score the file; `None` when interrupted (the output holds the rows scored so far)."""
     import anyio
@@ -569,7 +559,7 @@ def _run(data: Path, model: Any, options: Any, progress: _Progress | None) -> An
                 await model.aclose()
 
     try:
-        return anyio.run(main, backend_options=event_loop_options())
+        return anyio.run(main)
     except KeyboardInterrupt:
         return None
     finally:
