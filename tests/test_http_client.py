@@ -79,8 +79,6 @@ class _Handler(socketserver.StreamRequestHandler):
         if self.server.mode == "silent":
             time.sleep(1.0)
             return
-        if self.server.mode == "slow":
-            time.sleep(0.4)
         cookie = b"Set-Cookie: sid=s-1; Path=/\r\n" if self.server.mode == "cookie" else b""
         self.wfile.write(
             b"HTTP/1.1 200 OK\r\n" + cookie + b"Content-Type: application/json; charset=latin-1\r\n"
@@ -102,8 +100,7 @@ def recorder(mode: str = "answer", context: ssl.SSLContext | None = None) -> Ite
 
 async def fetch(client: HttpClient, url: str, **options: object) -> HttpResponse:
     try:
-        given = options.pop("timeout", 5.0)
-        timeout = None if given is None else float(given)  # type: ignore[arg-type]
+        timeout = float(options.pop("timeout", 5.0))  # type: ignore[arg-type]
         return await client.request("POST", url, request_timeout=timeout, **options)  # type: ignore[arg-type]
     finally:
         await client.aclose()
@@ -190,13 +187,6 @@ async def test_failures_are_classified() -> None:
     with pytest.raises(RequestInvalid) as invalid:
         await fetch(HttpClient(max_connections=1), "ftp://127.0.0.1/file")
     assert not invalid.value.retryable
-
-
-async def test_a_request_without_a_timeout_waits_for_its_answer() -> None:
-    # `request_timeout=None` (a model call its caller bounds): no timer of the client's own cuts it short
-    with recorder("slow") as slow:
-        response = await fetch(HttpClient(max_connections=1), slow.url, timeout=None)
-    assert response.status_code == 200 and response.content == BODY
 
 
 async def test_a_client_sends_again_and_again_to_the_urls_it_knows() -> None:

@@ -237,7 +237,7 @@ class HttpClient:
         # A client still open when the process ends (a cached model, a service's judge) is dropped quietly at
         # exit: aiohttp would otherwise report "Unclosed client session" when its loop is already gone.
         weakref.finalize(self, self._open.drop)
-        self._timeouts: dict[float | None, aiohttp.ClientTimeout] = {}
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
         self._urls: dict[str, URL] = {}
         self._proxies = environment_proxies()
         self._proxy_for: dict[tuple[str, str], tuple[URL | None, str | None]] = {}
@@ -261,10 +261,9 @@ class HttpClient:
             current.session, current.loop = session, loop
         return session
 
-    def _timeout(self, seconds: float | None) -> aiohttp.ClientTimeout:
+    def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
         found = self._timeouts.get(seconds)
         if found is None:
-            # `None`: no timer at all (aiohttp's session default would be 5 minutes in all)
             found = self._timeouts[seconds] = _aiohttp().ClientTimeout(
                 total=None, connect=seconds, sock_connect=seconds, sock_read=seconds
             )
@@ -291,7 +290,7 @@ class HttpClient:
         method: str,
         url: str,
         *,
-        request_timeout: float | None,
+        request_timeout: float,
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
     ) -> HttpResponse:
@@ -301,9 +300,7 @@ class HttpClient:
             method: The HTTP method.
             url: The full URL.
             request_timeout: Seconds allowed to connect (including waiting for a free connection), and between
-                any two reads of the answer; `None` arms no timer, for a caller that bounds the whole call
-                itself (a model call under `ManagedModel`'s timeout: aiohttp's three timers, re-armed on every
-                read, were ~8 % of a request's instructions).
+                any two reads of the answer.
             json_body: A value sent as a JSON body; `None` sends no body.
             headers: Headers for this request only.
 

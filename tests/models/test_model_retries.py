@@ -7,7 +7,6 @@ import pytest
 
 from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
 from proctor.models import GenerateConfig, ModelSettings, get_model
-from proctor.models._openai import OpenAICompatibleProvider
 from proctor.models._retry import map_sdk_error, parse_retry_after
 from servers._serve import closed_port
 from servers.model_server import ModelServer, Reply
@@ -97,29 +96,6 @@ async def test_timeout_raises_model_timeout(
     assert "(after 1 retry)" in str(info.value)
     assert len(script.requests) == 2  # timeouts are retried
     assert elapsed < 0.9
-
-
-@pytest.mark.anyio
-async def test_a_models_attempt_is_bounded_by_its_own_timer_alone(
-    model_server: ModelServer, make_settings: Callable[..., ModelSettings]
-) -> None:
-    # `get_model`'s OpenAI adapter arms no HTTP timers (issue 22): the attempt's timeout is ManagedModel's, as it
-    # was (it always fired first), so the message is the same; the adapter alone still bounds its calls.
-    script = model_server.script(default=Reply("late", delay=1.0))
-    async with get_model("openai/m", settings=make_settings(script, max_retries=0)) as model:
-        assert isinstance(model.adapter, OpenAICompatibleProvider) and model.adapter._bounded
-        with pytest.raises(ModelTimeout) as info:
-            await model.generate(HELLO, GenerateConfig(timeout=0.2))
-        assert str(info.value) == "openai/m: no reply within 0.2 s"
-        slow = model_server.script(default=Reply("in time", delay=0.3))
-    async with get_model("openai/m", settings=make_settings(slow, max_retries=0)) as model:
-        assert (await model.generate(HELLO, GenerateConfig(timeout=0.6))).text == "in time"
-    adapter = OpenAICompatibleProvider("m", base_url=script.base_url)  # built directly: bounds its own calls
-    try:
-        with pytest.raises(ModelTimeout, match=r"^openai/m: no reply from http://127\.0\.0\.1:\d+/.* within 0\.2 s$"):
-            await adapter.complete(HELLO, GenerateConfig(timeout=0.2), None)
-    finally:
-        await adapter.aclose()
 
 
 @pytest.mark.anyio

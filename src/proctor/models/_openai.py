@@ -206,7 +206,6 @@ class OpenAICompatibleProvider:
         api_key: str | None = None,
         provider: str = "openai",
         max_connections: int = 8,
-        bounded: bool = False,
     ) -> None:
         """Build the adapter (its connections open on first use, once per event loop).
 
@@ -216,10 +215,6 @@ class OpenAICompatibleProvider:
             api_key: Sent as `Authorization: Bearer` (and as `api-key` for Azure hosts).
             provider: The provider name (`openai` or `ollama`).
             max_connections: The connection pool size.
-            bounded: The caller bounds every `complete` call by `config.timeout` itself, as `ManagedModel`
-                does (`get_model`'s adapters): the HTTP client then arms no timers of its own, which could
-                only fire after the caller's (they start later). Otherwise connecting and each read of the
-                answer are bounded by `config.timeout`.
         """
         self.provider = provider
         self.model = model
@@ -227,7 +222,6 @@ class OpenAICompatibleProvider:
         self.url = f"{self.endpoint}/chat/completions"
         self.shown_url = redact_url(self.url)  # issue 16: errors quote the endpoint without its userinfo
         self.name = f"{provider}/{model}"
-        self._bounded = bounded
         host = _host(self.endpoint)
         self._official = host == "api.openai.com"
         headers = {"Accept": "application/json"}
@@ -246,9 +240,7 @@ class OpenAICompatibleProvider:
         """Send one request (see `Provider.complete`)."""
         body = build_chat_request(self.model, messages, config, response_schema, official=self._official)
         try:
-            response = await self._client.request(
-                "POST", self.url, json_body=body, request_timeout=None if self._bounded else config.timeout
-            )
+            response = await self._client.request("POST", self.url, json_body=body, request_timeout=config.timeout)
         except (ConnectTimeout, ReplyTimeout):
             raise ModelTimeout(f"{self.name}: no reply from {self.shown_url} within {config.timeout:g} s") from None
         except HttpError as exc:
@@ -279,9 +271,7 @@ class OpenAICompatibleProvider:
 
 
 def openai_factory(model: str, settings: ModelSettings) -> OpenAICompatibleProvider:
-    """Build an `openai/<model>` adapter for `get_model` (`ManagedModel` bounds its calls: `bounded`).
-
-    The endpoint and key are `OPENAI_BASE_URL` and `OPENAI_API_KEY`, unless the settings override them.
+    """Build an `openai/<model>` adapter: `OPENAI_BASE_URL` and `OPENAI_API_KEY`, unless settings override.
 
     Raises:
         ConfigError: The endpoint is OpenAI's own and no API key is set.
@@ -293,9 +283,7 @@ def openai_factory(model: str, settings: ModelSettings) -> OpenAICompatibleProvi
             f"openai/{model}: OPENAI_API_KEY is not set (set it, or point OPENAI_BASE_URL at an "
             "OpenAI-compatible server such as vLLM, llama.cpp or LM Studio)"
         )
-    return OpenAICompatibleProvider(
-        model, base_url=base_url, api_key=api_key, max_connections=settings.concurrency, bounded=True
-    )
+    return OpenAICompatibleProvider(model, base_url=base_url, api_key=api_key, max_connections=settings.concurrency)
 
 
 def ollama_base_url(host: str) -> str:
@@ -319,7 +307,7 @@ def ollama_base_url(host: str) -> str:
 
 
 def ollama_factory(model: str, settings: ModelSettings) -> OpenAICompatibleProvider:
-    """Build an `ollama/<model>` adapter for `get_model` (a local Ollama: `OLLAMA_HOST`, default `127.0.0.1:11434`)."""
+    """Build an `ollama/<model>` adapter for a local Ollama (`OLLAMA_HOST`, default `127.0.0.1:11434`)."""
     host = settings.base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
     return OpenAICompatibleProvider(
         model,
@@ -327,5 +315,4 @@ def ollama_factory(model: str, settings: ModelSettings) -> OpenAICompatibleProvi
         api_key=settings.api_key,
         provider="ollama",
         max_connections=settings.concurrency,
-        bounded=True,
     )
