@@ -189,6 +189,21 @@ async def test_failures_are_classified() -> None:
     assert not invalid.value.retryable
 
 
+async def test_a_client_sends_again_and_again_to_the_urls_it_knows() -> None:
+    # URLs are parsed once per client (the first 64): later requests to them, and to new ones, are the same
+    client = HttpClient(max_connections=2)
+    with recorder() as agent:
+        try:
+            paths = [f"/v1/{n % 3}" for n in range(6)] + [f"/many/{n}" for n in range(70)]
+            answers = [await client.request("GET", agent.url + path, request_timeout=5.0) for path in paths]
+            with pytest.raises(RequestInvalid):
+                await client.request("GET", "http://127.0.0.1:99999/", request_timeout=5.0)
+        finally:
+            await client.aclose()
+    assert [answer.url for answer in answers] == [agent.url + path for path in paths]
+    assert [line for line, _ in agent.requests] == [f"GET {path} HTTP/1.1" for path in paths]
+
+
 async def test_credentials_in_the_url_are_sent_as_basic_auth() -> None:
     with recorder() as agent:
         url = agent.url.replace("http://", "http://judge:p%40ss@") + "/v1/chat"

@@ -53,6 +53,8 @@ __all__ = [
 ]
 
 _JSON_HEADERS = MappingProxyType({"Content-Type": "application/json"})
+_URL_CACHE = 64
+"""URLs parsed once per client (a model or a target sends to a handful; more are parsed per request)."""
 
 
 def _aiohttp() -> Any:
@@ -108,13 +110,21 @@ class RequestInvalid(HttpError):
 class HttpResponse:
     """A complete HTTP response: status, headers (case-insensitive), body and the URL that answered."""
 
-    __slots__ = ("content", "headers", "status_code", "url")
+    __slots__ = ("_url", "content", "headers", "status_code")
 
-    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes, url: str) -> None:
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes, url: str | URL) -> None:
         self.status_code = status_code
         self.headers = headers
         self.content = content
-        self.url = url
+        self._url = url
+
+    @property
+    def url(self) -> str:
+        """The URL that answered (after redirects), as text (made on first use: most answers never show it)."""
+        url = self._url
+        if not isinstance(url, str):
+            url = self._url = str(url)
+        return url
 
     @property
     def text(self) -> str:
@@ -197,6 +207,7 @@ class HttpClient:
         "_proxies",
         "_proxy_for",
         "_timeouts",
+        "_urls",
         "headers",
     )
 
@@ -227,6 +238,7 @@ class HttpClient:
         # exit: aiohttp would otherwise report "Unclosed client session" when its loop is already gone.
         weakref.finalize(self, self._open.drop)
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self._urls: dict[str, URL] = {}
         self._proxies = environment_proxies()
         self._proxy_for: dict[tuple[str, str], tuple[URL | None, str | None]] = {}
 
@@ -255,6 +267,22 @@ class HttpClient:
             found = self._timeouts[seconds] = _aiohttp().ClientTimeout(
                 total=None, connect=seconds, sock_connect=seconds, sock_read=seconds
             )
+        return found
+
+    def _url(self, url: str) -> URL:
+        """`url` parsed, once per client for the first `_URL_CACHE` URLs (a model client sends to one).
+
+        The same `URL` object each time also keeps the parts yarl and aiohttp compute from it (host, port,
+        origin) from being computed again on every request.
+
+        Raises:
+            ValueError: The URL is malformed.
+        """
+        found = self._urls.get(url)
+        if found is None:
+            found = URL(url)
+            if len(self._urls) < _URL_CACHE:
+                self._urls[url] = found
         return found
 
     async def request(
@@ -303,7 +331,7 @@ class HttpClient:
         try:
             async with session.request(
                 method,
-                target,
+                self._url(target),
                 data=data,
                 headers=headers,
                 timeout=self._timeout(request_timeout),
@@ -315,7 +343,7 @@ class HttpClient:
                 content = await response.read()
                 if logger.isEnabledFor(logging.INFO):  # as httpx logged each request
                     logger.info('HTTP Request: %s %s "HTTP/1.1 %d %s"', method, url, response.status, response.reason)
-                return HttpResponse(response.status, response.headers, content, str(response.url))
+                return HttpResponse(response.status, response.headers, content, response.url)
         except _aiohttp().ClientError as exc:
             raise classify(exc) from exc
         except ValueError as exc:  # yarl rejects a malformed URL before aiohttp sees it
