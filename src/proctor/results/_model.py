@@ -270,7 +270,7 @@ class TrialResult:
         out["trace_ids"] = self.trace_ids
         out["turns"] = _turns_json(self.turns, replies)
         self._rounded = (duration, replies)  # for `figures`: rounded once
-        out["checks"] = _checks_json(self.checks)
+        out["checks"] = [check.to_dict() for check in self.checks]
         if self.reason is not None:
             out["reason"] = self.reason
         if self.simulation is not None:
@@ -436,25 +436,6 @@ def _turns_json(messages: list[Message], replies: list[float]) -> list[dict[str,
                 "tool_calls": [call.to_dict() for call in calls] if calls else [],
             }
         )
-    return out
-
-
-def _checks_json(checks: list[CheckResult]) -> list[dict[str, Any]]:
-    """`[c.to_dict() for c in checks]`, each dict made here (once per trial; the tests hold them equal)."""
-    out = []
-    for check in checks:
-        data: dict[str, Any] = {
-            "name": check.name,
-            "type": check.type,
-            "status": check.status,
-            "score": check.score,
-            "weight": check.weight,
-            "reason": check.reason,
-            "turn": check.turn,
-        }
-        if check.details:
-            data["details"] = check.details
-        out.append(data)
     return out
 
 
