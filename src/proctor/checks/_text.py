@@ -32,10 +32,8 @@ def _fold(spec: AssertionSpec, default: bool) -> bool:
 
 
 def _contains(spec: AssertionSpec, context: CheckContext, insensitive_default: bool) -> Outcome:
-    reply, needle, flag = context.reply, str(spec.value), spec.options.case_insensitive  # `_reply`, `_fold`:
-    if reply is None:  # written out, once per check
-        raise ValueError("this check needs a turn's reply")
-    text, folded = reply.text, insensitive_default if flag is None else flag
+    text, needle = _reply(context), str(spec.value)
+    folded = _fold(spec, insensitive_default)
     where = (text.lower().find(needle.lower())) if folded else text.find(needle)
     how = " (ignoring case)" if folded else ""
     if where >= 0:
