@@ -61,3 +61,15 @@ def test_the_store_has_the_mode_sqlite_gives_a_new_database(tmp_path: Path) -> N
     path = tmp_path / "history.db"
     HistoryStore(path).close()
     assert path.stat().st_mode == plain.stat().st_mode
+
+
+def test_a_failed_sync_leaves_the_creation_to_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full_disk(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    path = tmp_path / "history.db"
+    with HistoryStore(path) as store:
+        assert store.runs() == []
+    assert _pragma(path, "user_version") == SCHEMA_VERSION
+    assert sorted(os.listdir(tmp_path)) == ["history.db"]

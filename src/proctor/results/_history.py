@@ -169,7 +169,7 @@ def _create_store(path: Path) -> None:
             os.fsync(file.fileno())
         with contextlib.suppress(OSError):  # FileExistsError: another process's store, kept
             os.link(name, path)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:  # e.g. a full disk at the fsync: SQLite then tries, and reports
         _log.debug("history store not pre-created (%s); SQLite creates it", exc)
     finally:
         with contextlib.suppress(OSError):
