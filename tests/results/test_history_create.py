@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,18 +44,6 @@ def test_a_store_made_meanwhile_by_another_process_is_kept(tmp_path: Path) -> No
     assert sorted(os.listdir(tmp_path)) == ["history.db"]
 
 
-def test_without_hard_links_sqlite_creates_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_links(source: str, target: str) -> None:
-        raise PermissionError(1, "Operation not permitted")
-
-    monkeypatch.setattr(os, "link", no_links)
-    path = tmp_path / "history.db"
-    with HistoryStore(path) as store:
-        assert store.runs() == []
-    assert _pragma(path, "user_version") == SCHEMA_VERSION
-    assert sorted(os.listdir(tmp_path)) == ["history.db"]
-
-
 def test_the_store_has_the_mode_sqlite_gives_a_new_database(tmp_path: Path) -> None:
     plain = tmp_path / "plain.db"
     sqlite3.connect(plain).close()
@@ -63,11 +52,24 @@ def test_the_store_has_the_mode_sqlite_gives_a_new_database(tmp_path: Path) -> N
     assert path.stat().st_mode == plain.stat().st_mode
 
 
-def test_a_failed_sync_leaves_the_creation_to_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def full_disk(fd: int) -> None:
-        raise OSError(28, "No space left on device")
+def _failing(error: OSError) -> Callable[..., None]:
+    def fail(*_args: object) -> None:
+        raise error
 
-    monkeypatch.setattr(os, "fsync", full_disk)
+    return fail
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        ("link", PermissionError(1, "Operation not permitted")),  # a filesystem without hard links
+        ("fsync", OSError(28, "No space left on device")),  # a full disk while pre-creating
+    ],
+)
+def test_when_pre_creating_fails_sqlite_creates_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, error: OSError
+) -> None:
+    monkeypatch.setattr(os, call, _failing(error))
     path = tmp_path / "history.db"
     with HistoryStore(path) as store:
         assert store.runs() == []
