@@ -22,6 +22,9 @@ reads and decodes the JSON answer. CPU is this process's `time.process_time()` o
 thread), and the event loop thread's `time.thread_time()`, so the server's work is not counted.
 
     .venv/bin/python bench/http_clients.py --connections 1 4 16 64 --requests 800 --reps 3
+
+pyreqwest and rnet are no dependencies of Proctor: `.venv/bin/pip install pyreqwest rnet` to measure them
+(issue 22, fourth session of 2026-11-29: `--connections 1 4 16 32 --requests 800 --reps 5`).
 """
 
 from __future__ import annotations
