@@ -15,7 +15,9 @@ subprocesses keep it in a `PYTHONPYCACHEPREFIX` of the run even where `PYTHONDON
 imported, Python's own included: 0.8-0.9 s of its wall time).
 
 Usage: `python bench/score.py [--rows 100000] [--latency 0.02] [--concurrency 32] [--json out.json]
-[--probes]`. Targets: peak RSS <= 300 MB; wall <= 1.2 x ideal.
+[--probes] [--model-client pyreqwest]` (the last: the judge's HTTP client replaced by the probe in
+`pyreqwest_client.py`, measured in issue 22's fourth session of 2026-11-29 and not adopted).
+Targets: peak RSS <= 300 MB; wall <= 1.2 x ideal.
 
 `--probes` adds a calibration run, changing nothing in Proctor:
 - `floor`: the same number of requests, same body size, same concurrency, from a hand-written asyncio
@@ -168,7 +170,9 @@ def _wait_ready(port: int) -> None:
     raise RuntimeError("the judge server did not start")
 
 
-def run(rows: int, latency: float, concurrency: int, variant: str = "plain") -> dict[str, Any]:
+def run(
+    rows: int, latency: float, concurrency: int, variant: str = "plain", model_client: str = "aiohttp"
+) -> dict[str, Any]:
     """Generate, serve, score (`plain`) or just send (`floor`), check; return the figures."""
     with tempfile.TemporaryDirectory(prefix="proctor-score-bench-") as tmp:
         work = Path(tmp)
@@ -189,8 +193,8 @@ def run(rows: int, latency: float, concurrency: int, variant: str = "plain") -> 
             }
             if variant == "floor":
                 return _floor(port, rows, latency, concurrency)
-            _warm_up(_command(work / "warm-up.csv", work / "warm-up.jsonl", concurrency), env, work)
-            command = _command(data, output, concurrency)
+            _warm_up(_command(work / "warm-up.csv", work / "warm-up.jsonl", concurrency, model_client), env, work)
+            command = _command(data, output, concurrency, model_client)
             wall_start = time.perf_counter()
             child = subprocess.Popen(command, env=env, cwd=work)
             _, status, usage = os.wait4(child.pid, 0)
@@ -209,6 +213,7 @@ def run(rows: int, latency: float, concurrency: int, variant: str = "plain") -> 
         ideal = rows / concurrency * latency
         return {
             "variant": variant,
+            "model_client": model_client,
             "rows": rows,
             "latency_s": latency,
             "concurrency": concurrency,
@@ -226,9 +231,12 @@ def run(rows: int, latency: float, concurrency: int, variant: str = "plain") -> 
         }
 
 
-def _command(data: Path, output: Path, concurrency: int) -> list[str]:
-    """The `proctor score` command line scoring `data` into `output`."""
-    command = [str(ROOT / ".venv/bin/proctor"), "score", str(data), "--map", "question=agent_task"]
+def _command(data: Path, output: Path, concurrency: int, model_client: str = "aiohttp") -> list[str]:
+    """The `proctor score` command line scoring `data` into `output` (`pyreqwest`: the probe's client)."""
+    proctor = [str(ROOT / ".venv/bin/proctor")]
+    if model_client == "pyreqwest":
+        proctor = [str(ROOT / ".venv/bin/python"), str(Path(__file__).with_name("pyreqwest_client.py"))]
+    command = [*proctor, "score", str(data), "--map", "question=agent_task"]
     command += ["--scorers", "context_relevancy", "--judge", "openai/bench", "--concurrency", str(concurrency)]
     return [*command, "--no-cache", "--output", str(output), "--quiet"]
 
@@ -271,12 +279,18 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
     parser.add_argument("--probes", action="store_true", help="Also run the floor probe.")
+    parser.add_argument(
+        "--model-client",
+        choices=["aiohttp", "pyreqwest"],
+        default="aiohttp",
+        help="pyreqwest: the judge's HTTP client replaced by bench/pyreqwest_client.py's probe (not Proctor's own)",
+    )
     parser.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
         serve(args.serve, args.latency)
         return
-    figures = run(args.rows, args.latency, args.concurrency)
+    figures = run(args.rows, args.latency, args.concurrency, model_client=args.model_client)
     figures["targets"] = {
         "peak_rss_mb <= 300": figures["peak_rss_mb"] <= 300,
         "wall_over_ideal <= 1.2": figures["wall_over_ideal"] <= 1.2,

@@ -297,6 +297,7 @@ def test_bodies_are_decoded_as_the_standard_library_reads_them() -> None:
     assert decode_json(b'{"a": [1, 2.5, null, true], "b": "\\u00e9"}') == {"a": [1, 2.5, None, True], "b": "é"}
     big = decode_json(b'{"n": 123456789012345678901234567890, "x": NaN}')  # beyond orjson: the standard library
     assert big["n"] == 123456789012345678901234567890 and big["x"] != big["x"]
+    assert decode_json(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}  # not a float
     assert decode_json('{"utf16": 1}'.encode("utf-16")) == {"utf16": 1}
     with pytest.raises(ValueError):
         decode_json(b"<html>")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from pydantic import ValidationError
@@ -73,6 +74,17 @@ def test_json_string_fields_are_decoded() -> None:
     assert data.trace == [{"role": "user", "content": "hi"}]
     assert data.retrieval_query == ["q1", "q2"] and data.retrieved_context == [["a", "b"], ["c"]]
     assert data.agent_exit is True
+
+
+def test_json_fields_are_decoded_as_the_standard_library_reads_them() -> None:
+    data = AgentData(
+        tool_calls='[{"tool_name": "pay", "parameters": {"account": 123456789012345678901234567890, "x": NaN}}]',
+        trace='[{"content": "\\ud800", "n": -9223372036854775809}]',
+    )
+    assert isinstance(data.tool_calls, list)
+    assert data.tool_calls[0].parameters["account"] == 123456789012345678901234567890  # an integer, not a float
+    assert math.isnan(data.tool_calls[0].parameters["x"])
+    assert data.trace == [{"content": "\ud800", "n": -9223372036854775809}]
 
 
 def test_text_that_is_not_json_is_kept_where_the_seed_allows_text() -> None:
