@@ -161,7 +161,7 @@ def _case_variables(case: Case) -> dict[str, Any]:
 
 def needs_state(case: Case) -> bool:
     """Whether the case's trials need a graph: setups, `state:`, a state check, or a Cypher tool mock."""
-    if case.setups or case.state is not None or any(tool.uses_graph for tool in case.tools.values()):
+    if case.setups or case.state is not None or (case.tools and any(tool.uses_graph for tool in case.tools.values())):
         return True
     if not case.assert_ and not case.script:  # no check that could read the graph (most cases)
         return False
