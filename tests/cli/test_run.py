@@ -417,3 +417,15 @@ def test_a_run_of_up_to_100_cases_lists_every_case(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", str(tmp_path), "--quiet"])
     assert result.exit_code == 1, result.output
     assert "case-007" in result.output and "case-099" in result.output and "not listed" not in result.output
+
+
+def test_the_young_generation_threshold_leaves_room_for_what_the_planned_trials_keep() -> None:
+    from types import SimpleNamespace
+
+    from proctor.cli._run import young_threshold
+
+    cases = [SimpleNamespace(trials=1)] * 5_000 + [SimpleNamespace(trials=3)]
+    assert young_threshold(cases, None) == 40 * 5_003  # W2: its ~91,000 kept objects never trigger a collection
+    assert young_threshold(cases, 2) == 40 * 10_002  # --trials overrides each case's
+    assert young_threshold(cases[:10], None) == 100_000  # never below the run's old threshold
+    assert young_threshold(cases * 10, None) == 1_000_000  # bounded: garbage cycles are still collected

@@ -268,3 +268,27 @@ def _table_rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
         }
     finally:
         db.close()
+
+
+def test_a_large_run_keeps_every_row_in_order(tmp_path: Path) -> None:
+    """Rows go in many to a statement (`_insert`): a run of more than one statement's rows keeps each, in order."""
+    cases = [
+        CaseResult(
+            f"c{n}",
+            "s",
+            "s.yaml",
+            [],
+            0.5,
+            [_judged(f"s.yaml::c{n}", t, ("passed", "failed")[t - 1], None, n + t) for t in (1, 2)],
+        )
+        for n in range(250)
+    ]
+    run = RunResult("r1", "2026-11-29T00:00:00+00:00", "m", "t", cases, "2026-11-29T00:00:01+00:00", planned_trials=500)
+    path = tmp_path / "r1.json"
+    write_bytes(path, run.json_chunks())
+    with HistoryStore(tmp_path / "h.db") as store:
+        store.add(path, run)
+    rows = _table_rows(tmp_path / "h.db")
+    assert [row[1] for row in rows["cases"]] == [f"s.yaml::c{n}" for n in range(250)]
+    assert [row[1:3] for row in rows["trials"]] == [(f"s.yaml::c{n}", t) for n in range(250) for t in (1, 2)]
+    assert [row[4] for row in rows["trials"][:3]] == [1.0, 0.25, 1.0]  # each row's own values

@@ -217,7 +217,7 @@ async def _run_one(work: TrialWork, plan: Plan, options: RunOptions, resources: 
         simulator = resources.simulators[key]
         return await run_simulated_trial(case, work.number, target, context, judge, simulator, states)
     return await run_trial(
-        case, work.number, target, context, judge, states, strict=options.strict, checklist=work.checklist
+        case, work.number, target, context, judge, states, strict=options.strict, checklist=work.checklist, key=key
     )
 
 

@@ -116,7 +116,8 @@ class _Opened:
         return self.prepared
 
     async def __aexit__(self, *_exc: object) -> None:
-        await self.prepared.close_session()
+        if self.prepared.session is not None:  # a trial closes it before checking: no second coroutine then
+            await self.prepared.close_session()
 
 
 @asynccontextmanager
@@ -214,6 +215,8 @@ async def _open(prepared: Prepared, case: Case, target: Target) -> None:
         return
     except ProctorError as exc:  # a target error, or a template that cannot render for this trial
         prepared.error, prepared.error_type = f"could not open a session: {exc}", type(exc).__name__
+        return
+    if not case.seeds:  # most cases: no `deliver_seeds` coroutine made to return 0
         return
     try:
         prepared.retries += await deliver_seeds(target, prepared.context, prepared.session, case)

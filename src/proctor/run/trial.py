@@ -62,6 +62,7 @@ async def run_trial(
     *,
     strict: bool = False,
     checklist: Checklist | None = None,
+    key: str | None = None,
 ) -> TrialResult:
     """Run trial number `trial` of `case` against `target` (see the module's docstring).
 
@@ -74,6 +75,7 @@ async def run_trial(
         states: The run's state backends, when the case uses a graph.
         strict: Any failed check fails the trial, whatever its score.
         checklist: The case's assertions (`Checklist.of(case)`), when the caller made it once for all trials.
+        key: The case's `case_key`, when the caller has it (~2,000 instructions a trial to make again).
     """
     if case.script:
         return await run_scenario_trial(case, trial, target, context, judge, None, states, strict=strict)
@@ -89,7 +91,7 @@ async def run_trial(
             checks = await check_transcript(checklist if checklist is not None else case, conversation.messages, phase)
     except StateError as exc:
         return error_trial(case, trial, str(exc), type(exc).__name__, (time.perf_counter() - started) * 1000)
-    return _scored(case, trial, conversation, checks, prepared.warnings, started, strict=strict)
+    return _scored(case, trial, conversation, checks, prepared.warnings, started, strict=strict, key=key)
 
 
 def _phase(judge: Judge | None, object_context: Any, graph: Any, failure: str | None) -> PhaseContext | None:
@@ -108,6 +110,7 @@ def _scored(
     started: float,
     *,
     strict: bool,
+    key: str | None = None,
 ) -> TrialResult:
     scored = score_trial(
         checks, pass_threshold=case.scoring.pass_threshold, conversation_error=conversation.error, strict=strict
@@ -115,8 +118,8 @@ def _scored(
     # positional, in TrialResult's field order (case_key, trial, status, score, turns, checks, error, warnings,
     # retries, duration_ms, usage, trace_ids, error_type, agent_cost_usd, reason): every trial is built here
     return TrialResult(
-        case_key(case), trial, scored.status, scored.score, conversation.messages, checks, conversation.error,
-        [*warnings, *scored.warnings], conversation.retries, (time.perf_counter() - started) * 1000,
+        case_key(case) if key is None else key, trial, scored.status, scored.score, conversation.messages, checks,
+        conversation.error, [*warnings, *scored.warnings], conversation.retries, (time.perf_counter() - started) * 1000,
         conversation.usage, conversation.trace_ids, conversation.error_type, None, scored.reason,
     )  # fmt: skip
 
