@@ -15,8 +15,7 @@ from proctor.errors import ConfigError
 from proctor.results._format import validate_results
 from proctor.results._json import JSONDecodeError, loads
 from proctor.results._model import RESULTS_VERSION, TrialFigures, with_k
-from proctor.results._stats import wilson_interval
-from proctor.scoring import percentile
+from proctor.scoring import percentile, wilson_interval  # not via `_stats` (the same function): a run never loads it
 
 __all__ = [
     "Report",
