@@ -88,11 +88,13 @@ def test_the_embabel_target_defaults_to_embabels_url_validated() -> None:
     assert EmbabelTargetSpec(base_url="http://agent:9000").base_url == HttpUrl("http://agent:9000/")
 
 
-def test_importing_the_suite_builds_no_url_validator() -> None:
-    # a fresh interpreter: importing the package builds one model's validator (`AssertionOptions`), no URL's
+def test_importing_the_suite_builds_no_validator() -> None:
+    # a fresh interpreter: the first validator built runs pydantic's plugin scan (every installed distribution)
     code = (
         "import pydantic.networks as networks, proctor.suite\n"
-        "print(networks._build_type_adapter.cache_info().currsize)\n"  # the URL classes' validators, built on use
+        "from proctor.suite._model import _NO_OPTIONS, AssertionOptions\n"
+        "print(networks._build_type_adapter.cache_info().currsize, AssertionOptions.__pydantic_complete__)\n"
+        "assert _NO_OPTIONS == AssertionOptions() and _NO_OPTIONS.model_fields_set == set()\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["0"]
+    assert out.split() == ["0", "False"]

@@ -93,7 +93,9 @@ class AssertionOptions(_Strict):
     """For scored judges: the score (0..1) at which the check passes."""
 
 
-_NO_OPTIONS = AssertionOptions()
+# `model_construct`: the defaults, as `AssertionOptions()` makes them, without building the model's own validator
+# (and pydantic's plugin scan) when the package is imported; loading validates options in the suite's validator
+_NO_OPTIONS = AssertionOptions.model_construct()
 """The options of an assertion that gives none: one frozen instance for all (a default pydantic never copies)."""
 
 
