@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "proctor"
 # root's leaves (`errors`, `transcript`, `agent_data` and the private helpers) are open to everyone.
 LEAVES = {
     "proctor.errors", "proctor.transcript", "proctor.agent_data", "proctor._tls", "proctor._retry_after",
-    "proctor._redact", "proctor._lazy", "proctor._trace_context", "proctor._http", "proctor._slots",
-    "proctor._json",
+    "proctor._redact", "proctor._lazy", "proctor._trace_context", "proctor._trace_records", "proctor._http",
+    "proctor._slots", "proctor._json",
 }  # fmt: skip
 ALLOWED: dict[str, set[str]] = {
     "proctor.suite": set(),

@@ -79,6 +79,12 @@ NOT_FOR_A_DETERMINISTIC_RUN = (
     "proctor.run.arms",
     "proctor.run.services",
     "proctor.checks._transcript",
+    # scenario scripts' driver, the simulator's module, a traced trial's notes, the results statistics
+    "proctor.drivers.scenario",
+    "proctor.drivers.simulator",
+    "proctor._trace_records",
+    "proctor.results._stats",
+    "proctor.results._format",  # the results file's validators: for --resume and reading results files
     # the graph backends and their service: the suite asserts nothing on a graph; JUnit's XML writer
     "proctor.state._falkordb",
     "proctor.state._neo4j",

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
-from proctor.results._format import validate_results, validate_trial
 from proctor.results._json import JSONDecodeError, dumps, loads
 from proctor.results._model import TrialResult
 
@@ -84,6 +83,10 @@ def read_previous_trials(path: Path) -> tuple[dict[str, Any], dict[tuple[str, in
     Raises:
         ConfigError: The file does not exist or is neither form.
     """
+    # the file format's validators load here, for `--resume` alone: a run that resumes nothing never builds its
+    # ~13 record classes
+    from proctor.results._format import validate_results, validate_trial
+
     if not path.exists():
         raise ConfigError(f"--resume: no such run file: {path}")
     trials: dict[tuple[str, int], TrialResult] = {}

@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
-from proctor.results._format import validate_results
 from proctor.results._json import JSONDecodeError, loads
 from proctor.results._model import RESULTS_VERSION, TrialFigures, with_k
-from proctor.results._stats import wilson_interval
-from proctor.scoring import percentile
+from proctor.scoring import percentile, wilson_interval  # not via `_stats` (the same function): a run never loads it
 
 __all__ = [
     "Report",
@@ -51,6 +49,8 @@ def load_run(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path} has results format version {version}; this Proctor reads up to {RESULTS_VERSION}: upgrade it"
         )
+    from proctor.results._format import validate_results  # here: a run that reads no results file never loads it
+
     validate_results(data, str(path))
     return data
 

@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING, Any
 from proctor.checks import CheckContext, Checklist, CheckResult, PhaseContext, check_transcript, run_check
 from proctor.checks._phase import skipped
 from proctor.drivers.conversation import Conversation
-from proctor.drivers.scenario import ScenarioRun, play_scenario
 from proctor.drivers.script import play_script
-from proctor.drivers.simulator import NO_SIMULATOR_HINT
 from proctor.results import TrialResult
 from proctor.run.prepare import Prepared, prepare
 from proctor.scoring import score_trial
@@ -32,6 +30,7 @@ from proctor.transcript import AgentReply, Message
 
 if TYPE_CHECKING:
     from proctor.checks._judging import Judge
+    from proctor.drivers.scenario import ScenarioRun
     from proctor.drivers.simulator import Simulator
     from proctor.state import StateManager
 
@@ -179,6 +178,11 @@ async def run_scenario_trial(
         seed: Seeds the simulator's sampling.
         strict: Any failed check fails the trial, whatever its score.
     """
+    # loaded here, not at import: a run without scenario scripts never needs the scenario driver (~7 M
+    # instructions of start-up: its dataclasses), nor the simulator's module for its hint
+    from proctor.drivers.scenario import ScenarioRun, play_scenario
+    from proctor.drivers.simulator import NO_SIMULATOR_HINT
+
     started = time.perf_counter()
     if simulator is None and any(step.simulate is not None for step in case.script):
         return TrialResult(case_key=case_key(case), trial=trial, status="skipped", score=None, reason=NO_SIMULATOR_HINT)

@@ -32,6 +32,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
+from proctor.suite._defaults import new_list
+
 __all__ = [
     "IGNORE_ALL",
     "ArgStrategy",
@@ -99,7 +101,7 @@ class TextGoal(_Strict):
     """The goal's name, unique in the journey (watsonx uses `summarize`)."""
     response: str = ""
     """The expected answer."""
-    keywords: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=new_list)
     """Words the answer must contain, compared in normalised forms (case, spacing, dates in any spelling)."""
 
     @model_validator(mode="after")

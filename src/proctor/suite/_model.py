@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from proctor.suite._defaults import new_list
 from proctor.suite._journey import JourneySpec
 from proctor.suite._simulate import SeedSpec, SimulateSpec
 from proctor.suite._state import SetupSpec, StateSpec, shorthand_assertion
@@ -92,7 +93,9 @@ class AssertionOptions(_Strict):
     """For scored judges: the score (0..1) at which the check passes."""
 
 
-_NO_OPTIONS = AssertionOptions()
+# `model_construct`: the defaults, as `AssertionOptions()` makes them, without building the model's own validator
+# (and pydantic's plugin scan) when the package is imported; loading validates options in the suite's validator
+_NO_OPTIONS = AssertionOptions.model_construct()
 """The options of an assertion that gives none: one frozen instance for all (a default pydantic never copies)."""
 
 
@@ -171,7 +174,7 @@ class TurnSpec(_Strict):
 
     content: str
     """The user message to send."""
-    assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
+    assert_: list[AssertionSpec] = Field(default_factory=new_list, alias="assert")
     """Checks on the reply; a turn without any is sent but not graded."""
 
     @field_validator("assert_")
@@ -208,7 +211,7 @@ class ScriptStep(_Strict):
 
     user: str | None = None
     """A scripted user message."""
-    assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
+    assert_: list[AssertionSpec] = Field(default_factory=new_list, alias="assert")
     """With `user`: checks on the agent's reply to it."""
     simulate: StretchSpec | None = None
     """A simulated stretch."""
@@ -286,24 +289,24 @@ class DatasetSpec(_Strict):
 
 
 class _CaseFields(_Strict):
-    assert_: list[AssertionSpec] = Field(default_factory=list, alias="assert")
+    assert_: list[AssertionSpec] = Field(default_factory=new_list, alias="assert")
     """Checks over the whole conversation (tool-call trajectories, state), run after its last turn."""
     name: str | None = None
     description: str | None = None
     trials: int | None = Field(default=None, ge=1)
     timeout: float | None = Field(default=None, gt=0)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=new_list)
     rubric: str | None = None
     scoring: ScoringSpec | None = None
     expect: JourneySpec | None = None
     """The expected tool-call journey (goal graph, arguments, final answer): adds a `journey` check."""
-    assertions: list[AssertionSpec] = Field(default_factory=list)
+    assertions: list[AssertionSpec] = Field(default_factory=new_list)
     """Embabel's name for conversation checks: entries are added to `assert` (e.g. `{cypher, expected}`)."""
-    setups: list[SetupSpec] = Field(default_factory=list)
+    setups: list[SetupSpec] = Field(default_factory=new_list)
     """Cypher run before each trial in a clean graph (file-level setups run first)."""
     simulate: SimulateSpec | None = None
     """A simulated user plays the conversation (after the scripted `turns`, if any)."""
-    seeds: list[SeedSpec] = Field(default_factory=list)
+    seeds: list[SeedSpec] = Field(default_factory=new_list)
     """Memory seeds delivered before each conversation (file-level seeds come first)."""
     seed_session: Literal["prior", "same"] = "prior"
     """Where conversation seeds are replayed: a `prior` session of their own, or the `same` session."""
@@ -335,7 +338,7 @@ class CaseSpec(_CaseFields):
     """Case name, unique within the file (used in reports and `--case`)."""
     target: TargetSpec | None = None
     """This case's agent, replacing the file's `target:` (e.g. one per dataset row); `--target` overrides it."""
-    turns: list[TurnSpec] = Field(default_factory=list)
+    turns: list[TurnSpec] = Field(default_factory=new_list)
     """The conversation: user messages in order (may be empty when the case has `simulate:`)."""
 
     @field_validator("target", mode="before")

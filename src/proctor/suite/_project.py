@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proctor.errors import SuiteError, SuiteIssue
+from proctor.suite._defaults import new_list
 from proctor.suite._yaml import syntax_mark, syntax_message
 
 if TYPE_CHECKING:
@@ -52,9 +53,9 @@ class MatrixConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built at first use
 
-    models: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=new_list)
     """Models sent to the agent (`--model`, repeated)."""
-    targets: list[str] = Field(default_factory=list)
+    targets: list[str] = Field(default_factory=new_list)
     """Agents (`--target`, repeated)."""
 
 

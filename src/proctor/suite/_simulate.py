@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from proctor.suite._defaults import new_list
+
 __all__ = [
     "DEFAULT_GREETINGS",
     "DEFAULT_SIGNOFF",
@@ -143,9 +145,9 @@ class SimulateSpec(_Strict):
     """The simulated user's persona (Embabel's `evaluator`)."""
     greetings: list[str] = Field(default_factory=lambda: list(DEFAULT_GREETINGS), min_length=1)
     """Openers, one picked at random (seeded) unless `starting_sentence` is given."""
-    tasks: list[SimulatedTask] = Field(default_factory=list)
+    tasks: list[SimulatedTask] = Field(default_factory=new_list)
     """What the user wants done, in a natural order."""
-    facts: list[str] = Field(default_factory=list)
+    facts: list[str] = Field(default_factory=new_list)
     """Ground truth the user may reveal when asked (arm `supplied`) or does not know (arm `withheld`)."""
     story: str | None = None
     """A watsonx user story the simulated user follows."""

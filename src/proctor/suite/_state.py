@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from proctor.suite._defaults import new_list
 from proctor.suite._trust import FileRefError, read_named_text
 
 __all__ = [
@@ -127,7 +128,7 @@ class StateSpec(_Strict):
     isolation: Isolation | None = None
     """How trials are kept apart; default `graph` on FalkorDB, `serial` on Neo4j named by the suite, `keep`
     on a Neo4j named only by `NEO_URI` (see `Isolation`)."""
-    teardown: list[SetupSpec] = Field(default_factory=list)
+    teardown: list[SetupSpec] = Field(default_factory=new_list)
     """Cypher run after each trial (for `label`, `serial` and `shared` isolation)."""
     data_dir: str | None = None
     """Embedded engine only: where its data lives (default: a temporary directory removed after the run)."""

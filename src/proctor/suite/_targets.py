@@ -161,7 +161,9 @@ class EmbabelTargetSpec(_Spec):
     """
 
     type: Literal["embabel"] = "embabel"
-    base_url: HttpUrl = HttpUrl("http://localhost:8081")
+    # A validated string, not `HttpUrl(...)`: building an HttpUrl at import builds pydantic's URL validator
+    # (and its plugin scan) for every command that imports the suite package. The same value once validated.
+    base_url: HttpUrl = Field(default="http://localhost:8081/", validate_default=True)
     """The agent service (Embabel's default `http://localhost:8081`)."""
     user: str = "proctor"
     """The user the sessions are created for (the job's `target.user`)."""

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from proctor.suite._defaults import new_list
 from proctor.suite._journey import ArgStrategy, MatchingSpec
 
 __all__ = [
@@ -73,13 +74,13 @@ class MockSpec(_Strict):
     """Results in call order within a trial; after the last one, the last repeats (or `cycle`)."""
     cycle: bool = False
     """Start `results` over after the last one instead of repeating it."""
-    table: list[MockRow] = Field(default_factory=list)
+    table: list[MockRow] = Field(default_factory=new_list)
     """Rows keyed by argument match, tried in order; no matching row falls to `results`/`result`, else an error."""
     matching: MatchingSpec = Field(default_factory=MatchingSpec)
     """How the table's arguments are compared (case, list order, numeric strings, fuzzy threshold)."""
     error: str | None = None
     """Inject an error: every call answers with this error (the tool call fails, the agent sees why)."""
-    error_on: list[int] = Field(default_factory=list)
+    error_on: list[int] = Field(default_factory=new_list)
     """Inject `error` only on these calls (1-based, within a trial); empty means every call."""
     latency_ms: float = Field(default=0.0, ge=0, le=600_000)
     """Wait this long before answering (an injected delay)."""

@@ -32,7 +32,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from proctor._trace_context import ModelCall, NotedReply, TrialTrace, tracing
+from proctor._trace_context import tracing
+from proctor._trace_records import ModelCall, NotedReply, TrialTrace
 from proctor.errors import ConfigError
 from proctor.transcript import Message, ToolCall
 

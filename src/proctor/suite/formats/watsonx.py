@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from proctor.errors import SuiteError, SuiteIssue
+from proctor.suite._defaults import new_list
 from proctor.suite._journey import Goal, JourneySpec, MatchingSpec, goal_graph_problems
 from proctor.suite._model import AssertionSpec, CheckCatalog, TurnSpec
 from proctor.suite._simulate import SimulateSpec
@@ -74,7 +75,7 @@ class WatsonxDataset(BaseModel):
     """The agent the dataset was written for."""
     goals: dict[str, list[str]] = Field(default_factory=dict)
     """Goal -> the goals that depend on it."""
-    goal_details: list[Goal] = Field(default_factory=list)
+    goal_details: list[Goal] = Field(default_factory=new_list)
     """The tool-call and text goals (empty in a quick-eval dataset: no expected journey)."""
     story: str = ""
     """The user's story, for a simulated user."""
