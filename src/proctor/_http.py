@@ -35,7 +35,6 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from proctor import _json
-from proctor._lazy import import_in_background
 from proctor._tls import shared_ssl_context
 
 if TYPE_CHECKING:
@@ -240,7 +239,6 @@ class HttpClient:
         self._urls: dict[str, URL] = {}
         self._proxies = environment_proxies()
         self._proxy_for: dict[tuple[str, str], tuple[URL | None, str | None]] = {}
-        import_in_background("aiohttp")  # needed by the first request: its import overlaps what comes before
 
     @property
     def max_connections(self) -> int:
