@@ -137,7 +137,11 @@ class Judge:
         compiled, names = found
         # `Template.render`'s steps with the template's globals copied once: jinja would merge them into the
         # variables on every render by iterating their ChainMap (half of a judge prompt's render, issue 22)
-        context = compiled.new_context({**names, **variables}, shared=True)
+        # the context `new_context(..., shared=True)` builds, given the copied globals: jinja would list the
+        # keys of their ChainMap on every render (a dict's are cheaper to list)
+        context = compiled.environment.context_class(
+            compiled.environment, {**names, **variables}, compiled.name, compiled.blocks, globals=names
+        )
         try:
             prompt = self._env.concat(compiled.root_render_func(context))
         except Exception:
