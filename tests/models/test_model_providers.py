@@ -7,6 +7,7 @@ import os
 import sys
 import types
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -92,6 +93,10 @@ def test_openai_parse_variants() -> None:
     assert parse_chat_response({"choices": [{"message": {"content": None}}]}, "x").text == ""
     with pytest.raises(ModelError, match="x: the answer has no choices"):
         parse_chat_response({"error": "boom"}, "x")
+    # any Mapping is read as a dict is (a decoded body is made of dicts; the check takes them first)
+    wrapped = MappingProxyType({"choices": [MappingProxyType({"message": {"content": "m"}, "finish_reason": "stop"})]})
+    assert parse_chat_response(wrapped, "x").text == "m"
+    assert parse_chat_response({"choices": [{"message": {"content": "n"}, "logprobs": None}]}, "x").logprobs is None
 
 
 # --- Anthropic ---------------------------------------------------------------------------------
@@ -427,5 +432,7 @@ def test_every_provider_reports_an_answer_cut_off_at_its_token_limit() -> None:
     camel = {"candidates": [{"content": {"parts": [{"text": "{"}]}, "finishReason": "STOP"}]}
     assert not parse_gemini_response(camel, "gemini/x").truncated
     assert is_truncation("FinishReason.MAX_TOKENS") and not is_truncation(None)
+    for _ in range(2):  # a text's answer is remembered: the second lookup gives the same
+        assert is_truncation(" Length ") and not is_truncation("stop") and not is_truncation("")
     stored = ModelResponse.from_dict(parse_chat_response(openai, "x").to_dict())
     assert stored.truncated  # the cache keeps it: a cached cut-off answer stays an error

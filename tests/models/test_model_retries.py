@@ -7,7 +7,7 @@ import pytest
 
 from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
 from proctor.models import GenerateConfig, ModelSettings, get_model
-from proctor.models._retry import map_sdk_error, parse_retry_after
+from proctor.models._retry import RetryPolicy, call_with_retries, map_sdk_error, parse_retry_after
 from servers._serve import closed_port
 from servers.model_server import ModelServer, Reply
 
@@ -107,6 +107,39 @@ async def test_connection_refused_is_retried_then_reported() -> None:
         with pytest.raises(ModelError, match=r"cannot reach .* \(after 1 retry\)") as info:
             await model.generate(HELLO)
     assert info.value.retryable
+
+
+@pytest.mark.anyio
+async def test_a_first_failure_given_to_the_retry_loop_is_retried_not_repeated() -> None:
+    attempts: list[int] = []
+
+    async def attempt() -> str:
+        attempts.append(len(attempts))
+        if len(attempts) < 2:
+            failure = ModelError("flaky")
+            failure.retryable = True
+            raise failure
+        return "ok"
+
+    first = ModelError("first")
+    first.retryable = True
+    policy = RetryPolicy(max_retries=3, initial_wait=0.001)
+    assert await call_with_retries(attempt, policy, failed=first) == ("ok", 2)
+    assert len(attempts) == 2  # the failed first attempt was the caller's: two more were made
+
+    async def failing() -> str:
+        attempts.append(len(attempts))
+        failure = ModelError("still down")
+        failure.retryable = True
+        raise failure
+
+    attempts.clear()
+    with pytest.raises(ModelError, match=r"^still down \(after 2 retries\)$"):
+        await call_with_retries(failing, RetryPolicy(max_retries=2, initial_wait=0.001), failed=first)
+    assert len(attempts) == 2
+    final = ModelError("final")  # not retryable: raised as it is
+    with pytest.raises(ModelError, match=r"^final$"):
+        await call_with_retries(attempt, policy, failed=final)
 
 
 @pytest.mark.anyio

@@ -193,8 +193,10 @@ AGENT_SCORERS: dict[str, AgentScorer] = {
 def _present(value: Any) -> bool:
     if value is None:
         return False
-    if isinstance(value, str | list):
-        return bool(value.strip() if isinstance(value, str) else value)
+    if isinstance(value, str):  # two plain checks: `str | list` would build a union at every call
+        return bool(value.strip())
+    if isinstance(value, list):
+        return bool(value)
     return True  # an empty dict of parameters is a fact (the call took none), not a gap
 
 
@@ -205,9 +207,13 @@ def missing_fields(scorer: AgentScorer, data: AgentData) -> dict[str, Any] | Non
         `{"error": "Missing required fields", "required_fields": {field: available},
         "missing_fields": [field, ...]}`, or `None` when every required field is there.
     """
-    available = {field: _present(getattr(data, field)) for field in scorer.required}
-    if all(available.values()):
+    # a loop that stops at nothing missing: the dictionary is built only for a record that lacks a field
+    for name in scorer.required:
+        if not _present(getattr(data, name)):
+            break
+    else:
         return None
+    available = {field: _present(getattr(data, field)) for field in scorer.required}
     return {
         "error": "Missing required fields",
         "required_fields": available,
@@ -313,6 +319,10 @@ def _variables(scorer: AgentScorer, data: AgentData) -> dict[str, Any]:
 def _call_details(calls: list[JudgeCall]) -> dict[str, Any]:
     """One `details["judge"]` entry for all of a check's judge calls (usage and cost summed)."""
     first = calls[0]
+    if len(calls) == 1:  # one call: its figures as the sums below give them, without their generators
+        details = first.to_details()
+        details["cached"] = bool(first.cached)
+        return details
     costs = [c.cost_usd for c in calls]
     return {
         "model": first.model,
@@ -329,12 +339,7 @@ def _call_details(calls: list[JudgeCall]) -> dict[str, Any]:
 async def _judge_all(
     judge: Judge, template: str, items: list[dict[str, Any]], verdict: type[BaseModel]
 ) -> list[tuple[BaseModel, JudgeCall] | Exception]:
-    """Judge every item (in parallel when there are several); a failure is returned, not raised."""
-    if len(items) == 1:  # the common case, awaited in place
-        try:
-            return [await judge.structured(template, items[0], verdict)]
-        except Exception as exc:  # a judge failure is data: the check becomes an error
-            return [exc]
+    """Judge several items in parallel (one is awaited by the caller); a failure is returned, not raised."""
     out: list[tuple[BaseModel, JudgeCall] | Exception] = [ValueError("not judged")] * len(items)
 
     async def one(index: int) -> None:
@@ -391,7 +396,14 @@ async def score_agent_data(
     if judge is None:
         return no_judge(label, kind, weight, turn)
     items = _per_call_variables(spec, data) if spec.per_call else [_variables(spec, data)]
-    judged = await _judge_all(judge, kind, items, spec.verdict)
+    judged: list[tuple[BaseModel, JudgeCall] | Exception]
+    if len(items) == 1:  # the common case, awaited here: no `_judge_all` coroutine per check
+        try:
+            judged = [await judge.structured(kind, items[0], spec.verdict)]
+        except Exception as exc:  # a judge failure is data: the check becomes an error
+            judged = [exc]
+    else:
+        judged = await _judge_all(judge, kind, items, spec.verdict)
     calls = [j[1] for j in judged if not isinstance(j, Exception)]
     for index, outcome in enumerate(judged):
         if isinstance(outcome, Exception):

@@ -136,8 +136,12 @@ class Judge:
             found = self._templates[template] = (compiled, dict(compiled.globals))
         compiled, names = found
         # `Template.render`'s steps with the template's globals copied once: jinja would merge them into the
-        # variables on every render by iterating their ChainMap (half of a judge prompt's render, issue 22)
-        context = compiled.new_context({**names, **variables}, shared=True)
+        # variables on every render by iterating their ChainMap (half of a judge prompt's render, issue 22);
+        # the context is the one `new_context(..., shared=True)` builds, given the copy, whose keys are
+        # cheaper to list than the ChainMap's
+        context = compiled.environment.context_class(
+            compiled.environment, {**names, **variables}, compiled.name, compiled.blocks, globals=names
+        )
         try:
             prompt = self._env.concat(compiled.root_render_func(context))
         except Exception:

@@ -58,6 +58,20 @@ def is_truncation(finish_reason: object) -> bool:
     """
     if finish_reason is None:
         return False
+    if type(finish_reason) is str:  # the usual case, looked up once per text (every call says `stop`)
+        found = _TRUNCATION_BY_TEXT.get(finish_reason)
+        if found is None:
+            found = _truncation(finish_reason)
+            if len(_TRUNCATION_BY_TEXT) < 256:
+                _TRUNCATION_BY_TEXT[finish_reason] = found
+        return found
+    return _truncation(finish_reason)
+
+
+_TRUNCATION_BY_TEXT: dict[str, bool] = {}
+
+
+def _truncation(finish_reason: object) -> bool:
     text = str(getattr(finish_reason, "value", finish_reason)).rsplit(".", 1)[-1].strip().lower()
     return text in TRUNCATION_REASONS
 

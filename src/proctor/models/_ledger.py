@@ -150,19 +150,24 @@ class UsageLedger:
             cached: Whether a cache answered (tokens and cost are then not counted).
         """
         if cached:
-            entry = UsageTotals(calls=1, cached_calls=1)
+            prompt = completion = unpriced = 0
+            priced = 0.0
         else:
             prompt, completion = (usage.prompt_tokens, usage.completion_tokens) if usage is not None else (0, 0)
-            entry = UsageTotals(
-                calls=1,
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                priced_usd=cost_usd or 0.0,
-                unpriced_calls=1 if cost_usd is None else 0,
-            )
+            priced, unpriced = cost_usd or 0.0, 1 if cost_usd is None else 0
         key = (role, model)
         with self._lock:
-            self._totals[key] = self._totals.get(key, _ZERO) + entry
+            # the new totals built at once, as `totals + UsageTotals(...)` gives them: one frozen dataclass a
+            # call instead of two (each costs a `object.__setattr__` per field)
+            totals = self._totals.get(key, _ZERO)
+            self._totals[key] = UsageTotals(
+                totals.calls + 1,
+                totals.cached_calls + (1 if cached else 0),
+                totals.prompt_tokens + prompt,
+                totals.completion_tokens + completion,
+                totals.priced_usd + priced,
+                totals.unpriced_calls + unpriced,
+            )
 
     def snapshot(self) -> LedgerSnapshot:
         """Return the totals so far, frozen (subtract an earlier snapshot to get what happened since)."""

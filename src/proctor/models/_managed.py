@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 from proctor._trace_context import note_model_call
-from proctor.errors import ConfigError, ModelTimeout
+from proctor.errors import ConfigError, ModelError, ModelTimeout
 from proctor.models._base import GenerateConfig, ModelResponse, Provider
 from proctor.models._cache import ModelCache, cache_key
 from proctor.models._cost import PriceTable, default_prices
@@ -154,18 +154,19 @@ class ManagedModel:
         if settings.budget is not None:
             settings.budget.check(f"another call to {self.name}")
 
-        async def attempt() -> ModelResponse:
-            async with self.limits.slot():
-                started = time.perf_counter()
-                try:
-                    async with asyncio.timeout(config.timeout):  # cheaper than anyio's cancel scope
-                        response = await self.adapter.complete(messages, config, response_schema)
-                except TimeoutError:
-                    raise ModelTimeout(f"{self.name}: no reply within {config.timeout:g} s") from None
-                response.latency_ms = (time.perf_counter() - started) * 1000
-                return response
-
-        response, retries = await call_with_retries(attempt, self._retry)
+        # the first attempt awaited in place: no closure and no retry loop's coroutine per call (issue 22);
+        # the retry loop takes over only after a retryable failure (outside the `except`: no chained context)
+        failed: ModelError | None = None
+        try:
+            response, retries = await self._attempt(messages, config, response_schema), 0
+        except ModelError as exc:
+            if not exc.retryable or self._retry.max_retries < 1:
+                raise
+            failed = exc
+        if failed is not None:
+            response, retries = await call_with_retries(
+                lambda: self._attempt(messages, config, response_schema), self._retry, failed=failed
+            )
         response.model = self.name
         response.retries = retries
         cost = self.prices.cost(self.name, response.usage)
@@ -178,6 +179,20 @@ class ManagedModel:
         if settings.budget is not None:
             settings.budget.charge(response.cost_usd)
         return response
+
+    async def _attempt(
+        self, messages: list[dict[str, str]], config: GenerateConfig, response_schema: dict[str, Any] | None
+    ) -> ModelResponse:
+        """One attempt: a request slot, then the adapter's call within the timeout."""
+        async with self.limits.slot():
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(config.timeout):  # cheaper than anyio's cancel scope
+                    response = await self.adapter.complete(messages, config, response_schema)
+            except TimeoutError:
+                raise ModelTimeout(f"{self.name}: no reply within {config.timeout:g} s") from None
+            response.latency_ms = (time.perf_counter() - started) * 1000
+            return response
 
     async def aclose(self) -> None:
         """Close the adapter's connections (they reopen if the model is used again)."""

@@ -46,7 +46,9 @@ def _wait(policy: RetryPolicy, failure: ModelError, attempts: int) -> float:
     return min(policy.max_wait, policy.initial_wait * 2.0 ** (attempts - 1)) + random.uniform(0, policy.initial_wait)
 
 
-async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy) -> tuple[T, int]:
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, *, failed: ModelError | None = None
+) -> tuple[T, int]:
     """Run `attempt` until it succeeds, retrying retryable `ModelError`s.
 
     A plain loop: nothing is allocated for retrying unless an attempt fails.
@@ -54,6 +56,8 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
     Args:
         attempt: Makes one attempt.
         policy: How often and how long to retry.
+        failed: The failure of a first attempt the caller already made itself: the loop starts by
+            retrying it (as if `attempt` had raised it), so the first attempt is not made again.
 
     Returns:
         The result and how many retries it took.
@@ -64,15 +68,18 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
     """
     retries = 0
     while True:
-        try:
-            return await attempt(), retries
-        except ModelError as exc:
-            if not exc.retryable or retries >= policy.max_retries:
-                if retries and exc.retryable:
-                    exc.args = (f"{exc} (after {retries} retr{'y' if retries == 1 else 'ies'})",)
-                raise
-            wait = _wait(policy, exc, retries + 1)
-            logger.debug("model call: retrying in %.2f s after attempt %d: %s", wait, retries + 1, exc)
+        if failed is None:
+            try:
+                return await attempt(), retries
+            except ModelError as exc:
+                failed = exc
+        failure, failed = failed, None
+        if not failure.retryable or retries >= policy.max_retries:
+            if retries and failure.retryable:
+                failure.args = (f"{failure} (after {retries} retr{'y' if retries == 1 else 'ies'})",)
+            raise failure
+        wait = _wait(policy, failure, retries + 1)
+        logger.debug("model call: retrying in %.2f s after attempt %d: %s", wait, retries + 1, failure)
         await anyio.sleep(wait)
         retries += 1
 

@@ -344,8 +344,13 @@ async def _score_row(
     results: dict[str, CheckResult] = {}
     if record.data is None:
         return results
-    if len(scorers) == 1:
-        return {scorers[0]: await _score(scorers[0], record, judge, options)}
+    if len(scorers) == 1:  # `_score`'s steps awaited here: one coroutine less per row
+        name = scorers[0]
+        try:
+            result = await score_agent_data(name, record.data, judge, name=name, threshold=options.threshold)
+        except Exception as exc:  # failures are data: the row gets an error, the run goes on
+            result = _could_not_score(name, exc)
+        return {name: result}
     async with anyio.create_task_group() as group:
         for name in scorers:
             group.start_soon(_score_into, results, name, record, judge, options)
@@ -422,8 +427,13 @@ async def _score(name: str, record: Record, judge: Judge | None, options: ScoreO
     try:
         return await score_agent_data(name, record.data, judge, name=name, threshold=options.threshold)
     except Exception as exc:  # failures are data: the row gets an error, the run goes on
-        kind = AGENT_SCORERS[name].check_type
-        return CheckResult(name, kind, "error", None, reason=f"could not score: {type(exc).__name__}: {exc}")
+        return _could_not_score(name, exc)
+
+
+def _could_not_score(name: str, exc: Exception) -> CheckResult:
+    """The `error` result of scorer `name` when scoring raised `exc`."""
+    kind = AGENT_SCORERS[name].check_type
+    return CheckResult(name, kind, "error", None, reason=f"could not score: {type(exc).__name__}: {exc}")
 
 
 async def _score_into(
