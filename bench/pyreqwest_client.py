@@ -120,22 +120,7 @@ class ReqwestClient:
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
     ) -> HttpResponse:
-        """Send one request and read the whole answer.
-
-        Args:
-            method: The HTTP method.
-            url: The full URL.
-            request_timeout: Seconds allowed to connect (including waiting for a free connection), and between
-                any two reads of the answer.
-            json_body: A value sent as a JSON body; `None` sends no body.
-            headers: Headers for this request only.
-
-        Returns:
-            The response, whatever its status.
-
-        Raises:
-            HttpError: The request failed before a complete answer (see the subclasses).
-        """
+        """`proctor._http.HttpClient.request` (the same arguments, answer and errors), sent by pyreqwest."""
         from pyreqwest.exceptions import PyreqwestError
 
         target = url

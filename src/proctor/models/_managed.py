@@ -155,13 +155,12 @@ class ManagedModel:
             settings.budget.check(f"another call to {self.name}")
 
         # the first attempt awaited in place: no closure and no retry loop's coroutine per call (issue 22);
-        # the retry loop takes over only after a retryable failure (outside the `except`: no chained context)
+        # a failure goes to the retry loop, which decides whether to retry it (outside the `except`: no chained
+        # context)
         failed: ModelError | None = None
         try:
             response, retries = await self._attempt(messages, config, response_schema), 0
         except ModelError as exc:
-            if not exc.retryable or self._retry.max_retries < 1:
-                raise
             failed = exc
         if failed is not None:
             response, retries = await call_with_retries(
