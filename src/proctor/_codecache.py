@@ -1,0 +1,155 @@
+"""The code Python compiles for dataclasses and forward references, kept between runs of `proctor`.
+
+Making a dataclass compiles generated source with `exec` (its `__init__`, `__repr__`, `__eq__`, ...:
+Python 3.11 parses and compiles each one apart), and `typing.ForwardRef` compiles every string
+annotation pydantic resolves. An empty `proctor run` compiles ~530 such functions and ~770 annotations,
+for Proctor's classes and its dependencies' (pydantic, Typer, anyio, annotated_types): about a tenth of
+its instructions, and the same source every time. `install_code_cache` keeps the code objects in one file
+beside Proctor's bytecode and follows the rules of Python's own `.pyc` files:
+
+- read whenever present; written at exit only when something new was compiled and bytecode may be
+  written (`sys.dont_write_bytecode`, `PYTHONDONTWRITEBYTECODE`), atomically (write, then rename);
+- a file from another interpreter or version, or one that does not read, is ignored (and replaced);
+- code is looked up by its whole source text, so what a hit returns is what `compile` would have made.
+  Each cached code object is handed out once per process: a second class with the same generated source
+  gets code of its own, compiled as before (as without the cache, no two functions share code).
+
+Only the `proctor` command installs it (`proctor.cli.script`): importing `proctor` as a library changes
+nothing in the interpreter. `PROCTOR_CODE_CACHE=off` turns it off; `PROCTOR_CODE_CACHE=<file>` keeps the
+cache in that file instead.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import contextlib
+import marshal
+import os
+import sys
+from types import CodeType
+from typing import Any
+
+__all__ = ["CodeCache", "default_cache_path", "install_code_cache"]
+
+FORMAT = 1
+"""The layout of the file: `(FORMAT, sys.hexversion, {(mode, source): code})`, marshalled."""
+MAX_ENTRIES = 8192
+"""Beyond this many entries, the file keeps only what the last process used or compiled."""
+ENV = "PROCTOR_CODE_CACHE"
+
+_Key = tuple[str, str]
+_installed: CodeCache | None = None
+
+
+class CodeCache:
+    """Compiled code by source text, read from and written to one file.
+
+    Args:
+        path: The cache file.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._stored = _read(path)
+        self._taken: set[_Key] = set()
+        self._compiled: dict[_Key, CodeType] = {}
+
+    @property
+    def hits(self) -> int:
+        """How many compilations this process took from the file."""
+        return len(self._taken) - len(self._compiled)
+
+    @property
+    def compiled(self) -> int:
+        """How many sources this process compiled itself (and will add to the file)."""
+        return len(self._compiled)
+
+    def code(self, mode: str, source: str) -> CodeType:
+        """What `compile(source, "<string>", mode)` returns in a module without `__future__` imports."""
+        key = (mode, source)
+        if key not in self._taken:
+            self._taken.add(key)
+            stored = self._stored.get(key)
+            if type(stored) is CodeType:
+                return stored
+            made = self._compiled[key] = builtins.compile(source, "<string>", mode, 0, True)
+            return made
+        return builtins.compile(source, "<string>", mode, 0, True)  # a second use: code of its own
+
+    def exec(self, source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> None:
+        """`exec` for `dataclasses`: a source string is compiled through the cache."""
+        if type(source) is str:  # compiled here: `exec` of a string would take this module's `__future__` flags
+            source = self.code("exec", source) if not kwargs else builtins.compile(source, "<string>", "exec", 0, True)
+        builtins.exec(source, globals, locals, **kwargs)
+
+    def compile(
+        self, source: Any, filename: Any, mode: Any, flags: int = 0, dont_inherit: bool = False, optimize: int = -1
+    ) -> Any:
+        """`compile` for `typing`: a forward reference's expression is compiled through the cache."""
+        if type(source) is str and filename == "<string>" and mode == "eval" and flags == 0 and optimize == -1:
+            return self.code("eval", source)
+        # `typing` has no `__future__` imports to pass on; this module's must not be
+        return builtins.compile(source, filename, mode, flags, True, optimize)
+
+    def save(self) -> None:
+        """Write the file if this process compiled something new and bytecode may be written; never raises."""
+        if not self._compiled or sys.dont_write_bytecode:
+            return
+        entries = {**self._stored, **self._compiled}
+        if len(entries) > MAX_ENTRIES:  # what the last process used and compiled, no more
+            entries = {key: code for key in self._taken if type(code := entries.get(key)) is CodeType}
+        try:
+            data = marshal.dumps((FORMAT, sys.hexversion, entries))
+            directory = os.path.dirname(self.path)
+            if directory:
+                os.makedirs(directory, exist_ok=True)
+            temporary = f"{self.path}.{os.getpid()}.tmp"
+            with open(temporary, "wb") as file:
+                file.write(data)
+            os.replace(temporary, self.path)
+        except (OSError, ValueError):  # read-only install, full disk, a value marshal refuses: no cache
+            with contextlib.suppress(OSError):
+                os.unlink(f"{self.path}.{os.getpid()}.tmp")
+
+
+def default_cache_path() -> str:
+    """`proctor/__pycache__/_codecache.<tag>.marshal`, beside the package's bytecode."""
+    tag = sys.implementation.cache_tag or "unknown"
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__", f"_codecache.{tag}.marshal")
+
+
+def install_code_cache() -> CodeCache | None:
+    """Compile dataclass methods and forward references through the cache file, for this process.
+
+    Idempotent. Does nothing on an interpreter other than CPython, or when `PROCTOR_CODE_CACHE` is `off`
+    (or `0`, `false`, `no`). Imports `dataclasses` and `typing` (every command imports both anyway).
+
+    Returns:
+        The cache installed, or `None` when it is off.
+    """
+    global _installed
+    setting = os.environ.get(ENV, "").strip()
+    if _installed is not None or setting.lower() in ("off", "0", "false", "no") or sys.implementation.name != "cpython":
+        return _installed
+    import dataclasses
+    import typing
+
+    cache = _installed = CodeCache(setting or default_cache_path())
+    dataclasses.exec = cache.exec  # type: ignore[attr-defined]  # a module global: found before the builtin
+    typing.compile = cache.compile  # type: ignore[attr-defined]
+    atexit.register(cache.save)
+    return cache
+
+
+def _read(path: str) -> dict[_Key, Any]:
+    """The entries of the file at `path`; none when it is missing, unreadable or from another interpreter."""
+    try:
+        with open(path, "rb") as file:
+            content = marshal.loads(file.read())  # `marshal.load(file)` reads object by object: 10x the instructions
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not (isinstance(content, tuple) and len(content) == 3 and content[:2] == (FORMAT, sys.hexversion)):
+        return {}
+    entries = content[2]
+    return entries if isinstance(entries, dict) else {}
