@@ -150,17 +150,20 @@ def test_a_stored_value_that_is_not_code_is_compiled_again(tmp_path: Path) -> No
     assert (cache.hits, cache.compiled) == (0, 1)
 
 
-def test_saved_code_is_handed_out_once_per_process(tmp_path: Path) -> None:
+def test_a_functions_code_is_copied_for_a_second_use_an_expressions_is_shared(tmp_path: Path) -> None:
     path = str(tmp_path / "code.marshal")
     first = CodeCache(path)
-    made = first.code("eval", "1 + 2")
+    made = first.code("exec", "def f():\n    return 3")
+    first.code("eval", "1 + 2")
     first.save()
     second = CodeCache(path)
-    stored = second.code("eval", "1 + 2")
-    again = second.code("eval", "1 + 2")
-    assert eval(stored) == eval(again) == eval(made) == 3  # code compiled by the test itself
-    assert stored is not again
-    assert (second.hits, second.compiled) == (1, 0)
+    stored = second.code("exec", "def f():\n    return 3")
+    again = second.code("exec", "def f():\n    return 3")
+    assert stored is not again and stored.co_consts[0] is not again.co_consts[0]  # the function's own code too
+    assert stored == again == made
+    assert second.code("eval", "1 + 2") is second.code("eval", "1 + 2")
+    assert eval(second.code("eval", "1 + 2")) == 3  # code compiled by the test itself
+    assert (second.hits, second.compiled) == (2, 0)
 
 
 def test_over_the_limit_the_file_keeps_what_the_last_process_used(

@@ -11,8 +11,8 @@ beside Proctor's bytecode and follows the rules of Python's own `.pyc` files:
   written (`sys.dont_write_bytecode`, `PYTHONDONTWRITEBYTECODE`), atomically (write, then rename);
 - a file from another interpreter or version, or one that does not read, is ignored (and replaced);
 - code is looked up by its whole source text, so what a hit returns is what `compile` would have made.
-  Each cached code object is handed out once per process: a second class with the same generated source
-  gets code of its own, compiled as before (as without the cache, no two functions share code).
+  A second class with the same generated source gets a copy of the code: as without the cache, no two
+  functions share code (a forward reference's expression is shared).
 
 Only the `proctor` command installs it (`proctor.cli.script`): importing `proctor` as a library changes
 nothing in the interpreter. `PROCTOR_CODE_CACHE=off` turns it off; `PROCTOR_CODE_CACHE=<file>` keeps the
@@ -52,13 +52,13 @@ class CodeCache:
     def __init__(self, path: str) -> None:
         self.path = path
         self._stored = _read(path)
-        self._taken: set[_Key] = set()
+        self._given: dict[_Key, CodeType] = {}
         self._compiled: dict[_Key, CodeType] = {}
 
     @property
     def hits(self) -> int:
         """How many compilations this process took from the file."""
-        return len(self._taken) - len(self._compiled)
+        return len(self._given) - len(self._compiled)
 
     @property
     def compiled(self) -> int:
@@ -66,16 +66,20 @@ class CodeCache:
         return len(self._compiled)
 
     def code(self, mode: str, source: str) -> CodeType:
-        """What `compile(source, "<string>", mode)` returns in a module without `__future__` imports."""
+        """What `compile(source, "<string>", mode)` returns in a module without `__future__` imports.
+
+        A source asked for again in the same process gets, in `exec` mode, a copy of the code (no two
+        functions share code, as without the cache); in `eval` mode (a forward reference) the same code.
+        """
         key = (mode, source)
-        if key not in self._taken:
-            self._taken.add(key)
-            stored = self._stored.get(key)
-            if type(stored) is CodeType:
-                return stored
-            made = self._compiled[key] = builtins.compile(source, "<string>", mode, 0, True)
-            return made
-        return builtins.compile(source, "<string>", mode, 0, True)  # a second use: code of its own
+        given = self._given.get(key)
+        if given is not None:
+            return given if mode == "eval" else marshal.loads(marshal.dumps(given))
+        code = self._stored.get(key)
+        if type(code) is not CodeType:
+            code = self._compiled[key] = builtins.compile(source, "<string>", mode, 0, True)
+        self._given[key] = code
+        return code
 
     def exec(self, source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> None:
         """`exec` for `dataclasses`: a source string is compiled through the cache."""
@@ -98,7 +102,7 @@ class CodeCache:
             return
         entries = {**self._stored, **self._compiled}
         if len(entries) > MAX_ENTRIES:  # what the last process used and compiled, no more
-            entries = {key: code for key in self._taken if type(code := entries.get(key)) is CodeType}
+            entries = {key: code for key in self._given if type(code := entries.get(key)) is CodeType}
         try:
             data = marshal.dumps((FORMAT, sys.hexversion, entries))
             directory = os.path.dirname(self.path)
