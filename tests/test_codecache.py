@@ -199,10 +199,19 @@ def test_an_unwritable_place_leaves_no_file_and_raises_nothing(tmp_path: Path) -
     assert blocker.read_text().startswith("a file")
 
 
-def test_the_default_file_lies_in_the_packages_bytecode_directory() -> None:
-    path = Path(_codecache.default_cache_path())
-    assert path.parent == Path(_codecache.__file__).resolve().parent / "__pycache__"
-    assert sys.implementation.cache_tag in path.name
+def test_the_default_file_lies_where_python_keeps_the_modules_bytecode(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    package = Path(_codecache.__file__).resolve().parent
+    assert (
+        Path(_codecache.default_cache_path())
+        == package / "__pycache__" / f"_codecache.{sys.implementation.cache_tag}.marshal"
+    )
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    under_prefix = Path(_codecache.default_cache_path())
+    assert under_prefix.is_relative_to(tmp_path) and under_prefix.name.endswith(".marshal")
+    assert str(package).lstrip("/") in str(under_prefix)
 
 
 def test_the_proctor_command_fills_the_cache_once_and_then_only_reads_it(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ for Proctor's classes and its dependencies' (pydantic, Typer, anyio, annotated_t
 its instructions, and the same source every time. `install_code_cache` keeps the code objects in one file
 beside Proctor's bytecode and follows the rules of Python's own `.pyc` files:
 
+- kept where Python keeps this module's bytecode (`proctor/__pycache__/`, or under `PYTHONPYCACHEPREFIX`);
 - read whenever present; written at exit only when something new was compiled and bytecode may be
   written (`sys.dont_write_bytecode`, `PYTHONDONTWRITEBYTECODE`), atomically (write, then rename);
 - a file from another interpreter or version, or one that does not read, is ignored (and replaced);
@@ -118,9 +119,14 @@ class CodeCache:
 
 
 def default_cache_path() -> str:
-    """`proctor/__pycache__/_codecache.<tag>.marshal`, beside the package's bytecode."""
-    tag = sys.implementation.cache_tag or "unknown"
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__", f"_codecache.{tag}.marshal")
+    """Where this module's own bytecode goes, `.marshal` for `.pyc`: `proctor/__pycache__/_codecache.<tag>.marshal`.
+
+    Python's rules for the place: under `sys.pycache_prefix` when it is set (`PYTHONPYCACHEPREFIX`), and
+    the optimization level in the name (`-O`: `.opt-1`).
+    """
+    import importlib.util  # must stay fast: only the command that installs the cache needs it
+
+    return importlib.util.cache_from_source(os.path.abspath(__file__)).removesuffix(".pyc") + ".marshal"
 
 
 def install_code_cache() -> CodeCache | None:
