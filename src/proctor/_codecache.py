@@ -37,7 +37,7 @@ FORMAT = 1
 """The layout of the file: `(FORMAT, sys.hexversion, {(mode, source): code})`, marshalled."""
 MAX_ENTRIES = 4096
 """Beyond this many entries, the file keeps only what the last process used or compiled (an empty `proctor run`
-uses ~700; reading 4,096 would cost ~75 M instructions, a third of what the cache saves)."""
+uses ~700; reading 4,096 would cost ~75 M instructions, a quarter of what the cache saves)."""
 ENV = "PROCTOR_CODE_CACHE"
 
 _Key = tuple[str, str]
