@@ -7,7 +7,9 @@ reports, per repetition: start-up (process start to the first request), the firs
 (aiohttp is imported by it, inside the event loop: the rest of the first wave waits), the span of the calls
 against the 5.0 s, their median round trip, and the tail (last reply to the process's end: results file,
 journal, history store). Then the same number of calls from a bare `aiohttp.ClientSession` (16 workers,
-each call after the previous one): the span and round trip any client gets from this mock on this machine.
+each call after the previous one): the span and round trip any client gets from this mock on this machine;
+and, interleaved with the repetitions, that client as a whole process (interpreter start, `import aiohttp`,
+the calls): the wall a Python process with aiohttp and no framework gets, W1's floor on this machine.
 
 Usage: `.venv/bin/python bench/w1_timeline.py [--reps 3] [--cases 400] [--port 18990]`. Numbers vary with
 the machine's load; compare within one run.
@@ -121,10 +123,22 @@ async def _floor(port: int, calls: int, workers: int) -> dict[str, float]:
     return {"calls_span_s": span, "rtt_median_ms": 1000 * statistics.median(rtts), "calls": len(rtts)}
 
 
+def _floor_process(port: int, calls: int, limit: float) -> dict[str, float]:
+    """The same calls from a bare aiohttp client as a whole process: interpreter, `import aiohttp`, calls."""
+    started = time.time()
+    done = subprocess.run([sys.executable, __file__, "--floor-process", str(port), str(calls)], check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the bare client exited {done.returncode}")
+    return {"wall_over_limit": (time.time() - started) / limit}
+
+
 def main() -> None:
     """Run the repetitions and the bare client's, then print the figures (median [range])."""
     if sys.argv[1:2] == ["--child"]:  # the measured `proctor run` (see `_one_run`)
         _child(sys.argv[2], sys.argv[3:])
+        return
+    if sys.argv[1:2] == ["--floor-process"]:  # a bare client's whole process (see `_floor_process`)
+        asyncio.run(_floor(int(sys.argv[2]), int(sys.argv[3]), 16))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
@@ -144,7 +158,10 @@ def main() -> None:
             work = Path(tmp)
             (work / "suite").mkdir()
             _write_suite(work / "suite", args.cases, args.port)
-            runs = [_one_run(work, args.port, limit) for _ in range(args.reps)]
+            runs, processes = [], []
+            for _ in range(args.reps):  # interleaved: the machine's hour moves both alike
+                runs.append(_one_run(work, args.port, limit))
+                processes.append(_floor_process(args.port, args.cases * 2, limit))
         floors = [asyncio.run(_floor(args.port, args.cases * 2, 16)) for _ in range(args.reps)]
     finally:
         mock.terminate()
@@ -156,8 +173,12 @@ def main() -> None:
     for name in floors[0]:
         values = [floor[name] for floor in floors]
         print(f"  bare aiohttp {name:26s} {statistics.median(values):8.3f} [{min(values):.3f}-{max(values):.3f}]")
+    values = [process["wall_over_limit"] for process in processes]
+    print(
+        f"  bare process wall_over_limit{'':12s} {statistics.median(values):8.3f} [{min(values):.3f}-{max(values):.3f}]"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"runs": runs, "floor": floors}, indent=2))
+        args.json.write_text(json.dumps({"runs": runs, "floor": floors, "floor_process": processes}, indent=2))
 
 
 if __name__ == "__main__":
