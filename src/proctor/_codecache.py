@@ -3,9 +3,10 @@
 Making a dataclass compiles generated source with `exec` (its `__init__`, `__repr__`, `__eq__`, ...:
 Python 3.11 parses and compiles each one apart), and `typing.ForwardRef` compiles every string
 annotation pydantic resolves. An empty `proctor run` compiles ~530 such functions and ~770 annotations,
-for Proctor's classes and its dependencies' (pydantic, Typer, anyio, annotated_types): about a tenth of
-its instructions, and the same source every time. `install_code_cache` keeps the code objects in one file
-beside Proctor's bytecode and follows the rules of Python's own `.pyc` files:
+for Proctor's classes and its dependencies' (pydantic, Typer, anyio, annotated_types): about a quarter
+of its instructions (1,219 M in all, 921 M with the cache), and the same source every time.
+`install_code_cache` keeps the code objects in one file beside Proctor's bytecode and follows the rules of
+Python's own `.pyc` files:
 
 - kept where Python keeps this module's bytecode (`proctor/__pycache__/`, or under `PYTHONPYCACHEPREFIX`);
 - read whenever present; written at exit only when something new was compiled and bytecode may be

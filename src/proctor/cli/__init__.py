@@ -62,7 +62,7 @@ def script() -> None:
     `proctor.cli._exit.end_process` runs the `atexit` handlers and flushes, but does not free the objects a
     command leaves (a tenth of a 5,000-case run's time). An exception other than `SystemExit` ends the
     process the normal way, with its traceback. Every command but `--version` and the listing of commands
-    compiles its dataclasses' methods through `proctor._codecache` (a tenth of an empty run's instructions).
+    compiles its dataclasses' methods through `proctor._codecache` (a quarter of an empty run's instructions).
     """
     if sys.argv[1:] != ["--version"] and sys.argv[1:] not in _LISTING:
         from proctor._codecache import install_code_cache  # must stay fast: neither needs dataclasses nor typing
