@@ -199,19 +199,59 @@ def test_an_unwritable_place_leaves_no_file_and_raises_nothing(tmp_path: Path) -
     assert blocker.read_text().startswith("a file")
 
 
-def test_the_default_file_lies_where_python_keeps_the_modules_bytecode(
+def test_the_default_file_is_in_the_users_cache_directory_not_in_the_package(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(sys, "pycache_prefix", None)
+    tag = sys.implementation.cache_tag
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert Path(_codecache.default_cache_path()) == tmp_path / "xdg" / "proctor" / f"code.{tag}.marshal"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert Path(_codecache.default_cache_path()) == tmp_path / "home" / ".cache" / "proctor" / f"code.{tag}.marshal"
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))  # PYTHONPYCACHEPREFIX wins
+    assert Path(_codecache.default_cache_path()) == tmp_path / "prefix" / "proctor" / f"code.{tag}.marshal"
     package = Path(_codecache.__file__).resolve().parent
-    assert (
-        Path(_codecache.default_cache_path())
-        == package / "__pycache__" / f"_codecache.{sys.implementation.cache_tag}.marshal"
-    )
-    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
-    under_prefix = Path(_codecache.default_cache_path())
-    assert under_prefix.is_relative_to(tmp_path) and under_prefix.name.endswith(".marshal")
-    assert str(package).lstrip("/") in str(under_prefix)
+    assert not Path(_codecache.default_cache_path()).is_relative_to(package)  # `pip uninstall` leaves nothing
+
+
+def test_the_optimization_level_is_in_the_name(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-O", "-c", "from proctor._codecache import default_cache_path; print(default_cache_path())"],
+        env=env, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert done.stdout.strip().endswith(f"code.{sys.implementation.cache_tag}.opt-1.marshal")
+
+
+def test_the_file_and_its_directory_are_the_users_alone(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "code.marshal"
+    cache = CodeCache(str(path))
+    cache.code("eval", "1")
+    cache.save()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="no file owners on this system")
+def test_a_file_others_may_write_or_another_user_owns_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "code.marshal"
+    first = CodeCache(str(path))
+    first.code("eval", "1 + 1")
+    first.save()
+    path.chmod(0o666)
+    assert _hits_after_asking(path) == 0
+    path.chmod(0o600)
+    assert _hits_after_asking(path) == 1
+    if os.getuid() == 0:  # root can give the file away
+        os.chown(path, 65534, -1)
+        assert _hits_after_asking(path) == 0
+
+
+def _hits_after_asking(path: Path) -> int:
+    cache = CodeCache(str(path))
+    cache.code("eval", "1 + 1")
+    return cache.hits
 
 
 def test_the_proctor_command_fills_the_cache_once_and_then_only_reads_it(tmp_path: Path) -> None:

@@ -5,12 +5,15 @@ Python 3.11 parses and compiles each one apart), and `typing.ForwardRef` compile
 annotation pydantic resolves. An empty `proctor run` compiles ~530 such functions and ~770 annotations,
 for Proctor's classes and its dependencies' (pydantic, Typer, anyio, annotated_types): about a quarter
 of its instructions (1,219 M in all, 921 M with the cache), and the same source every time.
-`install_code_cache` keeps the code objects in one file beside Proctor's bytecode and follows the rules of
-Python's own `.pyc` files:
+`install_code_cache` keeps the code objects in one file of the user's cache directory and follows the
+rules of Python's own `.pyc` files:
 
-- kept where Python keeps this module's bytecode (`proctor/__pycache__/`, or under `PYTHONPYCACHEPREFIX`);
-- read whenever present; written at exit only when something new was compiled and bytecode may be
-  written (`sys.dont_write_bytecode`, `PYTHONDONTWRITEBYTECODE`), atomically (write, then rename);
+- kept in `$XDG_CACHE_HOME/proctor/` (else `~/.cache/proctor/`; `%LOCALAPPDATA%/proctor/` on Windows), or
+  under `PYTHONPYCACHEPREFIX` when that is set: not in the installed package, which `pip uninstall` would
+  then leave behind (and an empty `proctor/` directory imports as a namespace package);
+- read whenever present, if the current user owns it and no one else may write it; written at exit only
+  when something new was compiled and bytecode may be written (`sys.dont_write_bytecode`,
+  `PYTHONDONTWRITEBYTECODE`), atomically (write, then rename), readable by the user alone;
 - a file from another interpreter or version, or one that does not read, is ignored (and replaced);
 - code is looked up by its whole source text, so what a hit returns is what `compile` would have made.
   A second class with the same generated source gets a copy of the code: as without the cache, no two
@@ -110,9 +113,10 @@ class CodeCache:
             data = marshal.dumps((FORMAT, sys.hexversion, entries))
             directory = os.path.dirname(self.path)
             if directory:
-                os.makedirs(directory, exist_ok=True)
+                os.makedirs(directory, mode=0o700, exist_ok=True)
             temporary = f"{self.path}.{os.getpid()}.tmp"
-            with open(temporary, "wb") as file:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600)
+            with open(descriptor, "wb") as file:
                 file.write(data)
             os.replace(temporary, self.path)
         except (OSError, ValueError):  # read-only install, full disk, a value marshal refuses: no cache
@@ -121,14 +125,20 @@ class CodeCache:
 
 
 def default_cache_path() -> str:
-    """Where this module's own bytecode goes, `.marshal` for `.pyc`: `proctor/__pycache__/_codecache.<tag>.marshal`.
+    """`proctor/code.<tag>.marshal` in the user's cache directory, or under `sys.pycache_prefix` when set.
 
-    Python's rules for the place: under `sys.pycache_prefix` when it is set (`PYTHONPYCACHEPREFIX`), and
-    the optimization level in the name (`-O`: `.opt-1`).
+    One file serves every installation of Proctor on one Python version: an entry is keyed by its source,
+    so it is right for any process that asks for that source. The optimization level is in the name
+    (`-O`: `.opt-1`), as in a `.pyc`'s.
     """
-    import importlib.util  # must stay fast: only the command that installs the cache needs it
-
-    return importlib.util.cache_from_source(os.path.abspath(__file__)).removesuffix(".pyc") + ".marshal"
+    optimized = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+    name = f"code.{sys.implementation.cache_tag or 'unknown'}{optimized}.marshal"
+    if sys.pycache_prefix:
+        return os.path.join(sys.pycache_prefix, "proctor", name)
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        return os.path.join(os.environ["LOCALAPPDATA"], "proctor", name)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "proctor", name)
 
 
 def install_code_cache() -> CodeCache | None:
@@ -158,6 +168,8 @@ def _read(path: str) -> dict[_Key, Any]:
     """The entries of the file at `path`; none when it is missing, unreadable or from another interpreter."""
     try:
         with open(path, "rb") as file:
+            if not _private(os.fstat(file.fileno())):
+                return {}
             content = marshal.loads(file.read())  # `marshal.load(file)` reads object by object: 10x the instructions
     except (OSError, EOFError, ValueError, TypeError):
         return {}
@@ -165,3 +177,9 @@ def _read(path: str) -> dict[_Key, Any]:
         return {}
     entries = content[2]
     return entries if isinstance(entries, dict) else {}
+
+
+def _private(status: os.stat_result) -> bool:
+    """Whether a file is the current user's and no one else may write it (always, where there are no owners)."""
+    getuid = getattr(os, "getuid", None)
+    return getuid is None or (status.st_uid == getuid() and not status.st_mode & 0o022)
