@@ -190,6 +190,23 @@ def test_nothing_is_written_when_nothing_new_was_compiled(tmp_path: Path) -> Non
     assert not path.exists()
 
 
+def test_a_file_already_at_the_temporary_name_is_not_written_through(tmp_path: Path) -> None:
+    path = tmp_path / "code.marshal"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("untouched")
+    Path(f"{path}.{os.getpid()}.tmp").symlink_to(elsewhere)
+    cache = CodeCache(str(path))
+    cache.code("eval", "1")
+    cache.save()  # gives up this time, and clears the name
+    assert (elsewhere.read_text(), path.exists(), Path(f"{path}.{os.getpid()}.tmp").exists()) == (
+        "untouched",
+        False,
+        False,
+    )
+    cache.save()
+    assert path.exists()
+
+
 def test_an_unwritable_place_leaves_no_file_and_raises_nothing(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file where the directory would be")

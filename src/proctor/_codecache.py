@@ -109,19 +109,20 @@ class CodeCache:
         entries = {**self._stored, **self._compiled}
         if len(entries) > MAX_ENTRIES:  # what the last process used and compiled, no more
             entries = {key: code for key in self._given if type(code := entries.get(key)) is CodeType}
+        temporary = f"{self.path}.{os.getpid()}.tmp"
         try:
             data = marshal.dumps((FORMAT, sys.hexversion, entries))
             directory = os.path.dirname(self.path)
             if directory:
                 os.makedirs(directory, mode=0o700, exist_ok=True)
-            temporary = f"{self.path}.{os.getpid()}.tmp"
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600)
+            # a new file (O_EXCL: nothing already there, a link included, is written through)
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
             with open(descriptor, "wb") as file:
                 file.write(data)
             os.replace(temporary, self.path)
-        except (OSError, ValueError):  # read-only install, full disk, a value marshal refuses: no cache
+        except (OSError, ValueError):  # read-only place, full disk, a stale temporary file: no cache this time
             with contextlib.suppress(OSError):
-                os.unlink(f"{self.path}.{os.getpid()}.tmp")
+                os.unlink(temporary)
 
 
 def default_cache_path() -> str:
