@@ -19,9 +19,11 @@ Usage: `python bench/score.py [--rows 100000] [--latency 0.02] [--concurrency 32
 `pyreqwest_client.py`, measured in issue 22's fourth session of 2026-11-29 and not adopted).
 Targets: peak RSS <= 300 MB; wall <= 1.2 x ideal.
 
-`--probes` adds a calibration run, changing nothing in Proctor:
+`--probes` adds two calibration runs, changing nothing in Proctor:
 - `floor`: the same number of requests, same body size, same concurrency, from a hand-written asyncio
   HTTP/1.1 client (32 keep-alive connections) without Proctor: what the server and loopback allow.
+- `aiohttp`: the same requests from a bare aiohttp session (32 pooled connections, each reply read and
+  JSON-decoded): the floor of the HTTP client Proctor's judge calls go through (issue 22, sixth session).
 (The `sharded-pool` probe, which spread httpx's pool to show httpcore's per-connection bookkeeping, is
 gone with httpx: model calls go through aiohttp's pool, whose CPU per request is flat in the pool size;
 `bench/http_clients.py` measures that.)
@@ -128,6 +130,28 @@ async def _floor_client(port: int, requests: int, concurrency: int, body: bytes)
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
+async def _aiohttp_client(port: int, requests: int, concurrency: int, body: bytes) -> None:
+    """The same requests from a bare aiohttp session (`concurrency` pooled connections), no framework.
+
+    The floor of the HTTP client Proctor sends its judge calls through: what `aiohttp` itself costs over the
+    hand-written client above.
+    """
+    import aiohttp
+
+    work = iter(range(requests))
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    headers = {"Content-Type": "application/json"}
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar()) as session:
+
+        async def worker() -> None:
+            for _ in work:
+                async with session.post(url, data=body, headers=headers) as response:
+                    json.loads(await response.read())
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
 def generate(path: Path, rows: int) -> None:
     """Write `rows` AgentData records (a realistic width: ~600 bytes each, JSON tool fields)."""
     tools = json.dumps([{"name": "kb_search", "description": "Search the help-centre articles."}])
@@ -191,8 +215,8 @@ def run(
                 "OPENAI_API_KEY": "bench",
                 "PYTHONPYCACHEPREFIX": str(work / "pycache"),
             }
-            if variant == "floor":
-                return _floor(port, rows, latency, concurrency)
+            if variant in PROBES:
+                return _probe(variant, port, rows, latency, concurrency)
             _warm_up(_command(work / "warm-up.csv", work / "warm-up.jsonl", concurrency, model_client), env, work)
             command = _command(data, output, concurrency, model_client)
             wall_start = time.perf_counter()
@@ -247,12 +271,16 @@ def _warm_up(command: list[str], env: dict[str, str], work: Path) -> None:
         raise RuntimeError("the warm-up run failed")
 
 
-def _floor(port: int, requests: int, latency: float, concurrency: int) -> dict[str, Any]:
-    """The floor: a bare asyncio client, in a subprocess, against the same server."""
+PROBES = {"floor": "_floor_client", "aiohttp": "_aiohttp_client"}
+"""The calibration clients (`--probes`): a hand-written asyncio HTTP/1.1 client, and a bare aiohttp session."""
+
+
+def _probe(variant: str, port: int, requests: int, latency: float, concurrency: int) -> dict[str, Any]:
+    """A probe client (`PROBES`), in a subprocess of this Python, against the same server."""
     body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": "x" * 2000}]}).encode()
     code = (
         "import asyncio, sys; sys.path.insert(0, sys.argv[1]); import score; "
-        f"asyncio.run(score._floor_client({port}, {requests}, {concurrency}, {body!r}))"
+        f"asyncio.run(score.{PROBES[variant]}({port}, {requests}, {concurrency}, {body!r}))"
     )
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", code, str(Path(__file__).parent)])
@@ -260,7 +288,7 @@ def _floor(port: int, requests: int, latency: float, concurrency: int) -> dict[s
     wall = time.perf_counter() - started
     ideal = requests / concurrency * latency
     return {
-        "variant": "floor",
+        "variant": variant,
         "rows": requests,
         "exit_code": os.waitstatus_to_exitcode(status),
         "wall_s": round(wall, 2),
@@ -297,7 +325,7 @@ def main() -> None:
         "every row scored": figures["rows_written"] == args.rows and figures["statuses"].get("passed") == args.rows,
     }
     if args.probes:
-        figures["probes"] = [run(args.rows, args.latency, args.concurrency, "floor")]
+        figures["probes"] = [run(args.rows, args.latency, args.concurrency, probe) for probe in PROBES]
     text = json.dumps(figures, indent=2)
     print(text)
     if args.json is not None:
