@@ -3,8 +3,9 @@
 Each A2A context is one conversation (the history is kept per `context_id`); every reply is a task
 with an artifact holding the reply text and, as data parts, the tool calls the agent made (ADK's shape:
 `{"name", "args"}` marked `adk_type: function_call`, then its `function_response`). The agent card
-(`/a2a/.well-known/agent-card.json`) names the address it was fetched from. Needs the `a2a` extra; the
-demo server mounts it only when the SDK is installed.
+(`/a2a/.well-known/agent-card.json`) names the address it was fetched from. A task in progress can be
+cancelled (`CancelTask`): it ends `canceled` and its reply is dropped. Needs the `a2a` extra; the demo
+server mounts it only when the SDK is installed.
 """
 
 from __future__ import annotations
@@ -37,7 +38,13 @@ def _tool_part(kind: str, data: dict[str, Any]) -> Part:
 
 
 class HRExecutor(AgentExecutor):
-    """Answers each message with the HR agent, one conversation per A2A context."""
+    """Answers each message with the HR agent, one conversation per A2A context.
+
+    A task can be cancelled while the agent works on it: the task ends `canceled` and the reply in
+    progress is dropped (neither published nor added to the conversation). The agent answers in a
+    worker thread, which Python cannot interrupt: the thread runs to its end in the background (the
+    demo agent answers quickly), but nothing waits for it.
+    """
 
     def __init__(self, agent: HRAgent) -> None:
         self.agent = agent
@@ -53,9 +60,10 @@ class HRExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
         history = self.histories[task.context_id]
-        history.append({"role": "user", "content": context.get_user_input()})
-        reply = await anyio.to_thread.run_sync(self.agent.respond, list(history))
-        history.append({"role": "assistant", "content": reply.text})
+        message = {"role": "user", "content": context.get_user_input()}
+        # A cancelled task stops waiting here at once; the thread's late reply is dropped.
+        reply = await anyio.to_thread.run_sync(self.agent.respond, [*history, message], abandon_on_cancel=True)
+        history += [message, {"role": "assistant", "content": reply.text}]
         parts = [new_text_part(reply.text)]
         for call in reply.tool_calls:
             parts.append(_tool_part("function_call", {"id": call.id, "name": call.name, "args": call.arguments}))
@@ -64,8 +72,13 @@ class HRExecutor(AgentExecutor):
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Replies are immediate: there is nothing to cancel."""
-        raise NotImplementedError("the demo agent's replies cannot be cancelled")
+        """End the task `canceled` (the SDK then cancels `execute`, dropping the reply in progress).
+
+        The SDK's request handler answers an unknown or finished task itself (not found, not
+        cancelable) and calls this only for a task it still runs.
+        """
+        assert context.task_id is not None and context.context_id is not None  # set for a task the SDK holds
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
 def _card(url: str) -> AgentCard:

@@ -3,10 +3,17 @@
 The agent card is read once per run (`/.well-known/agent-card.json` below the URL); a trial's turns
 share one `context_id` (the agent sees one conversation). See `proctor.suite.A2ATargetSpec` for how
 replies, tool-use parts and failed tasks map into the transcript.
+
+A turn abandoned while its task runs (the call timed out or failed, or the turn was cancelled: its
+deadline, Ctrl-C, a stopped run) sends the agent `CancelTask` for that task, so it stops working; best
+effort, bounded by `CANCEL_TIMEOUT`. Only a task whose id Proctor has seen can be cancelled: one named
+by a streamed event, or the `input-required` task the turn continued (a blocking call that times out
+before answering names none).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -15,7 +22,7 @@ import anyio
 import httpx
 from a2a.client import A2ACardResolver, ClientCallContext, ClientConfig, create_client
 from a2a.client.client import Client
-from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
+from a2a.types import CancelTaskRequest, Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
 from proctor._redact import redact_url
@@ -26,7 +33,12 @@ from proctor.targets._graph import graph_headers
 from proctor.targets._http_client import expand_env
 from proctor.transcript import AgentReply, ToolCall
 
-__all__ = ["A2ASession", "A2ATarget"]
+__all__ = ["CANCEL_TIMEOUT", "A2ASession", "A2ATarget"]
+
+logger = logging.getLogger("proctor.targets.a2a")
+
+CANCEL_TIMEOUT = 5.0
+"""Seconds allowed for cancelling an abandoned task on the agent (best effort)."""
 
 _FAILED: dict[int, str] = {
     TaskState.TASK_STATE_FAILED: "failed",
@@ -34,6 +46,16 @@ _FAILED: dict[int, str] = {
     TaskState.TASK_STATE_CANCELED: "was cancelled",
     TaskState.TASK_STATE_AUTH_REQUIRED: "needs authorisation",
 }
+_SETTLED = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+    }
+)
+"""States in which an abandoned task is left alone: it ended, or it waits for the user."""
 _CALL_KINDS = {"function_call", "tool_call", "tool_use"}
 _RESULT_KINDS = {"function_response", "tool_result", "tool_response"}
 
@@ -107,8 +129,13 @@ class A2ASession:
     async def send(self, message: str) -> AgentReply:
         """Send one message and collect the task's updates into a reply.
 
+        A turn that ends by a timeout, an SDK or transport error, or a cancellation while its task
+        still runs asks the agent to cancel the task first (see `_cancel_abandoned`); the error or the
+        cancellation then propagates unchanged.
+
         Raises:
-            TargetError: The agent could not be reached, or its task failed, was rejected or cancelled.
+            TargetError: The agent could not be reached or timed out, or its task failed, was rejected
+                or cancelled.
         """
         request = SendMessageRequest(
             message=Message(
@@ -126,8 +153,12 @@ class A2ASession:
         try:
             async for event in self._client.send_message(request, context=call):
                 reply.add(event)
-        except Exception as exc:  # transport and protocol errors of the SDK
+        except Exception as exc:  # transport and protocol errors of the SDK (a timeout too)
+            await self._cancel_abandoned(reply, headers)
             raise TargetError(f"{self._target.name}: {type(exc).__name__}: {exc}") from exc
+        except anyio.get_cancelled_exc_class():  # the turn's deadline, Ctrl-C, a stopped run
+            await self._cancel_abandoned(reply, headers)
+            raise
         self.context_id = reply.context_id or self.context_id
         self.task_id = reply.task_id if reply.state == TaskState.TASK_STATE_INPUT_REQUIRED else None
         if reply.state in _FAILED:
@@ -141,6 +172,26 @@ class A2ASession:
             latency_ms=(time.perf_counter() - started) * 1000,
             raw=reply.raw,
         )
+
+    async def _cancel_abandoned(self, reply: _Reply, headers: dict[str, str]) -> None:
+        """Ask the agent to cancel the task of an abandoned turn, unless it ended or waits for input.
+
+        Shielded from a cancellation in progress, bounded by `CANCEL_TIMEOUT`, and never raising: a
+        cancel that fails or takes too long is logged (debug) and forgotten. The session then starts
+        a new task with its next message.
+        """
+        task_id = reply.task_id or self.task_id  # the task the turn continued, before any event named it
+        if task_id is None or reply.state in _SETTLED:
+            return
+        self.task_id = None
+        call = ClientCallContext(service_parameters=headers, timeout=CANCEL_TIMEOUT)
+        with anyio.move_on_after(CANCEL_TIMEOUT, shield=True) as scope:
+            try:
+                await self._client.cancel_task(CancelTaskRequest(id=task_id), context=call)
+            except Exception as exc:  # best effort: the agent may not cancel, or be gone
+                logger.debug("%s: cannot cancel task %s: %s: %s", self._target.name, task_id, type(exc).__name__, exc)
+        if scope.cancelled_caught:
+            logger.debug("%s: cancelling task %s took over %ss", self._target.name, task_id, CANCEL_TIMEOUT)
 
     async def aclose(self) -> None:
         """Forget the conversation (A2A has no call to end a context)."""
