@@ -71,6 +71,10 @@ def test_the_config_holds_defaults_and_suite_globs(tmp_path: Path) -> None:
         ("suites: evals/*.yaml\n", (1, 9), "suites", "valid list"),
         ("model: 'unclosed\ntrusted: true\n", (1, 8), "", "not closed before the end of the file"),
         ("- a\n", (1, 1), "", "expected a mapping of settings"),
+        # trust is granted only by a YAML boolean: a quoted "yes" or a 1 is an error, not a yes
+        ('trusted: "yes"\n', (1, 10), "trusted", "valid boolean"),
+        ("trusted: 1\n", (1, 10), "trusted", "valid boolean"),
+        ('trusted: "true"\n', (1, 10), "trusted", "valid boolean"),
     ],
 )
 def test_a_bad_config_is_located(tmp_path: Path, text: str, where: tuple[int, int], field: str, words: str) -> None:

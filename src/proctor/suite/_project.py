@@ -64,8 +64,11 @@ class ProjectConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built at first use
 
-    trusted: bool = False
-    """Suites of this project may run the code they name (python targets, hooks, plugin checks)."""
+    trusted: bool = Field(default=False, strict=True)
+    """Suites of this project may run the code they name (python targets, hooks, plugin checks).
+
+    Strict: only YAML's `true`/`false` grant or refuse trust (a quoted `"yes"` or `1` is an error, not a yes).
+    """
     target: str | None = Field(default=None, min_length=1)
     """The agent to evaluate, as `--target` takes it (a base URL, `python:mod:fn`, `lobu:URL`, ...)."""
     model: str | None = Field(default=None, min_length=1)
