@@ -216,6 +216,23 @@ def test_templates_are_sandboxed(tmp_path: Path) -> None:
     assert "not allowed" in issue or "undefined" in issue
 
 
+@pytest.mark.parametrize(
+    "template, words",
+    [
+        ("{{ 10 ** 10000000 }}", "larger than 100,000 bits"),  # QA: 14.8 s, then an unlocated ValueError
+        ("{{ 'a' * 4000000000 }}", "more than 10,000,000"),  # QA: a 4 GB allocation
+        ("{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}", "steps"),
+        ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}", "steps"),
+    ],
+)
+def test_a_template_asking_for_unbounded_work_or_memory_is_located_and_refused(
+    tmp_path: Path, template: str, words: str
+) -> None:
+    text = f'name: s\nvars: {{x: 1}}\nturns:\n  - content: "{template}"\n'
+    (issue,) = problems(write(tmp_path, "s.yaml", text))
+    assert "s.yaml:4:14: turns[0].content:" in issue and "not allowed" in issue and words in issue
+
+
 def test_target_strings_render_only_their_own_variables(tmp_path: Path) -> None:
     text = """\
 name: t

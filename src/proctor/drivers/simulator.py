@@ -111,10 +111,12 @@ class Simulator:
     """
 
     def __init__(self, model: Model, prompt: str | None = None) -> None:
-        import jinja2.sandbox  # on first use
+        import jinja2  # on first use
+
+        from proctor._sandbox import LimitedSandbox  # on first use too: it imports Jinja
 
         self.model = model
-        env = jinja2.sandbox.SandboxedEnvironment(  # a suite's own prompt is data: no attribute walk to os
+        env = LimitedSandbox(  # a suite's own prompt is data: no attribute walk to os, bounded work and memory
             loader=jinja2.FileSystemLoader(Path(__file__).parent / "prompts"),
             undefined=jinja2.StrictUndefined,
             autoescape=False,
@@ -130,14 +132,17 @@ class Simulator:
 
     def system_prompt(self, spec: SimulateSpec, arm: Arm) -> str:
         """The simulator's instructions for `arm` (the facts only in arm `supplied`)."""
-        return self._template.render(
-            persona=spec.persona,
-            tasks=spec.tasks,
-            facts=list(spec.facts) if arm == "supplied" else None,
-            story=spec.story,
-            signoff=spec.persona.signoff,
-            arm=arm,
-        ).strip()
+        from proctor._sandbox import render  # loaded with the environment (__init__)
+
+        variables = {
+            "persona": spec.persona,
+            "tasks": spec.tasks,
+            "facts": list(spec.facts) if arm == "supplied" else None,
+            "story": spec.story,
+            "signoff": spec.persona.signoff,
+            "arm": arm,
+        }
+        return render(self._template, variables).strip()
 
     async def next_message(self, spec: SimulateSpec, arm: Arm, messages: list[Message], seed: int) -> tuple[str, Any]:
         """Ask the simulator model for the user's next message, given the conversation so far.

@@ -16,12 +16,13 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
-import jinja2.sandbox
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelError
 
+from proctor._sandbox import LimitedSandbox, evaluate
+from proctor._sandbox import render as render_template
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._params import Expansion, Loc, Position, Row, uses_params
 from proctor.suite._trust import FileRefError, Trust, read_named_text
@@ -85,9 +86,8 @@ class _Expander:
         self.issues: list[SuiteIssue] = []
         self._reported: set[tuple[Any, ...]] = set()
         # Sandboxed: templates come from suite files, which are data (no attribute walk to os.popen).
-        self.env = jinja2.sandbox.SandboxedEnvironment(
-            undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
-        )
+        # Bounded too (`proctor._sandbox`): no template may ask for unbounded work or memory.
+        self.env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
         self._compiled: dict[str, Callable[[Mapping[str, Any]], Any] | str] = {}
         self._names: dict[str, frozenset[str]] = {}
 
@@ -264,7 +264,7 @@ class _Expander:
             self.undefined(source, loc, variables, row, known, exc)
         except jinja2.exceptions.SecurityError as exc:
             self.report(loc, f"template {_short(source)} is not allowed: {exc}")
-        except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError) as exc:
+        except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, RecursionError) as exc:
             where = f" for row {row.number} ({row.where()})" if row is not None else ""
             self.report(loc, f"cannot render {_short(source)}{where}: {type(exc).__name__}: {exc}")
         return source
@@ -301,7 +301,7 @@ class _Expander:
                 render: Callable[[Mapping[str, Any]], Any] | str = _native(expression)
             else:
                 template = self.env.from_string(source)
-                render = lambda variables: template.render(variables)  # noqa: E731
+                render = lambda variables: render_template(template, variables)  # noqa: E731
         except jinja2.TemplateSyntaxError as exc:
             self.report(loc, f"bad template {_short(source)}: {exc.message} (template line {exc.lineno})")
             render = source
@@ -546,7 +546,7 @@ def _item_positions(text: str, count: int) -> list[tuple[int | None, int | None]
 
 def _native(expression: Any) -> Callable[[Mapping[str, Any]], Any]:
     def render(variables: Mapping[str, Any]) -> Any:
-        value = expression(**variables)
+        value = evaluate(expression, variables)
         if isinstance(value, jinja2.Undefined):
             str(value)  # StrictUndefined raises, naming the missing variable
             raise jinja2.UndefinedError("the value is undefined")

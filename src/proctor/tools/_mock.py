@@ -15,9 +15,9 @@ from typing import Any
 
 import anyio
 import jinja2
-import jinja2.sandbox
 from rapidfuzz import fuzz, utils
 
+from proctor._sandbox import LimitedSandbox, render
 from proctor.checks._arguments import compare_arguments, text_form
 from proctor.errors import ConfigError
 from proctor.state import StateError
@@ -33,8 +33,8 @@ _MARKERS = ("{{", "{%", "{#")
 
 class _Templates:
     def __init__(self) -> None:
-        # Sandboxed: mocks come from suite files, which are data.
-        self.env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
+        # Sandboxed and bounded (`proctor._sandbox`): mocks come from suite files, which are data.
+        self.env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False)
 
     def compile(self, value: Any, where: str) -> _Render:
         """A render function for a JSON value whose strings are templates."""
@@ -45,7 +45,7 @@ class _Templates:
                 template = self.env.from_string(value)
             except jinja2.TemplateSyntaxError as exc:
                 raise ConfigError(f"bad template in {where}: {exc.message} in {value!r}") from None
-            return template.render
+            return lambda variables: render(template, variables)
         if isinstance(value, dict):
             parts = [(key, self.compile(item, f"{where}.{key}")) for key, item in value.items()]
             return lambda variables: {key: render(variables) for key, render in parts}
