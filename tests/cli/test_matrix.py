@@ -138,3 +138,74 @@ def test_a_matrix_is_one_group_in_the_store_runs_and_the_viewer(tmp_path: Path) 
         :900
     ]
     assert 'id="group"' not in alone
+
+
+# The comparison against the baseline pairs cases by `proctor compare`'s rule: an errored case is left out
+# and counted, not a case that got worse (QA: a target that always raises was "0 better, 8 worse", p=0.0078).
+
+
+def test_a_target_that_always_raises_is_left_out_not_worse(tmp_path: Path) -> None:
+    (tmp_path / "words.csv").write_text("n,word\n2,two\n3,three\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    args = ["run", str(tmp_path / "words.yaml"), "--results-dir", str(tmp_path / "results")]
+    targets = ["--target", "python:helpers.agents:echo", "--target", "python:helpers.agents:crash"]
+    table = runner.invoke(app, [*args, "--quiet", *targets])
+    assert table.exit_code == 3, table.output  # every trial of the second run errored in its target
+    crashed = next(line for line in table.output.splitlines() if line.startswith("python:helpers.agents:crash "))
+    assert crashed.endswith("no case paired (2 cases left out: B errored 2)"), crashed
+    assert "worse" not in crashed
+    document = json.loads(runner.invoke(app, [*args, "--ci", *targets]).stdout)
+    assert document["exit_code"] == 3
+    assert document["comparison"][1]["vs_baseline"] == {
+        "worse": 0,
+        "better": 0,
+        "mcnemar_p": 1.0,
+        "pairs": 0,
+        "left_out": {"pairs": 2, "a": {}, "b": {"error": 2}},
+    }
+
+
+PARTLY = '''\
+def agent(messages):
+    """Raise on a multiple of 3, answer wrong on other odd numbers, echo the rest."""
+    text = messages[-1]["content"]
+    n = int(text.split()[1])
+    if n % 3 == 0:
+        raise RuntimeError("broken")
+    return text if n % 2 == 0 else "no idea"
+'''
+
+
+def test_the_matrix_and_compare_pair_the_same_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "matrix_partly_agent.py").write_text(PARTLY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rows = "\n".join(f"{n},word{n}" for n in range(12))  # errors: 0 3 6 9; fails: 1 5 7 11; passes: 2 4 8 10
+    (tmp_path / "words.csv").write_text(f"n,word\n{rows}\n", encoding="utf-8")
+    (tmp_path / "words.yaml").write_text(SUITE, encoding="utf-8")
+    args = ["run", str(tmp_path / "words.yaml"), "--results-dir", str(tmp_path / "results"), "--ci"]
+    targets = ["--target", "python:helpers.agents:echo", "--target", "python:matrix_partly_agent:agent"]
+    document = json.loads(runner.invoke(app, [*args, *targets]).stdout)
+    assert document["exit_code"] == 1
+    versus = document["comparison"][1]["vs_baseline"]
+    assert versus == {
+        "worse": 4,  # was 8: the 4 errored cases counted as worse
+        "better": 0,
+        "mcnemar_p": 0.125,
+        "pairs": 8,
+        "left_out": {"pairs": 4, "a": {}, "b": {"error": 4}},
+    }
+    matrix = json.loads(Path(document["matrix"]).read_text(encoding="utf-8"))
+    table = Path(document["matrix"]).with_name(matrix["group"] + ".md").read_text(encoding="utf-8")
+    assert "0 better, 4 worse (McNemar p=0.125); 4 cases left out: B errored 4" in table
+    a, b = (run["results"] for run in matrix["runs"])
+    compared = json.loads(runner.invoke(app, ["compare", a, b, "--json"]).stdout)  # one trial a case: the same
+    pass_fail = compared["pass_fail"]
+    assert (pass_fail["a_only_passed"], pass_fail["b_only_passed"]) == (versus["worse"], versus["better"])
+    assert (pass_fail["pairs"], pass_fail["left_out"]) == (versus["pairs"], versus["left_out"])
+    assert pass_fail["mcnemar_p"] == versus["mcnemar_p"]
+    assert compared["verdict"] == "regression"  # the 4 failed cases, by the score bootstrap
+    assert len(compared["unpaired_cases"]) == 4  # ... and the 4 errored ones said too: no pair to compare
+    gate = runner.invoke(app, ["compare", a, b, "--fail-on-regression"])
+    assert gate.exit_code == 1, gate.output
+    assert "4 trial pairs left out: B errored 4" in gate.stdout
+    assert "note: 4 cases with an outcome in A had no trial pair to compare in B" in gate.stdout

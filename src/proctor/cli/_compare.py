@@ -1,6 +1,7 @@
 """`proctor compare RUN_A RUN_B`: per-case and overall differences, with paired tests.
 
-Exit codes: 0, or 1 with `--fail-on-regression` when B is significantly worse than A; 2 bad input.
+Exit codes: 0; with `--fail-on-regression` 1 when B is significantly worse than A, 5 when the comparison is
+undecided (B has no pass/fail outcome to compare where A had one: errored, skipped or inconclusive); 2 bad input.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ if TYPE_CHECKING:
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["EPILOG", "compare_command"]
+__all__ = ["EPILOG", "EXIT_REGRESSION", "EXIT_UNDECIDED", "compare_command"]
+
+EXIT_REGRESSION = 1
+"""With `--fail-on-regression`: B is significantly worse than A."""
+EXIT_UNDECIDED = 5
+"""With `--fail-on-regression`: no regression found, but the comparison is undecided (as `proctor run`'s 5,
+"none failed, but a case errored": an outcome is missing, so nothing says B is no worse)."""
 
 EPILOG = epilog(
     [
@@ -33,13 +40,24 @@ EPILOG = epilog(
         ("Every case, unchanged ones too, as JSON:", "proctor compare RUN_A RUN_B --all --json"),
     ],
     [
-        (0, "compared (a regression too, without --fail-on-regression)"),
+        (0, "compared (a regression or undecided too, without --fail-on-regression)"),
         (1, "with --fail-on-regression: B is significantly worse than A"),
         (2, "a run not found, the same run twice, or bad usage"),
+        (5, "with --fail-on-regression: undecided (B has no outcome where A had one)"),
     ],
 )
 
-_CHANGE_STYLE = {"regressed": "red", "fixed": "green", "added": "cyan", "removed": "yellow", "unchanged": ""}
+_CHANGE_STYLE = {
+    "regressed": "red",
+    "fixed": "green",
+    "added": "cyan",
+    "removed": "yellow",
+    "unchanged": "",
+    "errored": "yellow",
+    "skipped": "dim",
+    "inconclusive": "magenta",
+    "recovered": "cyan",
+}
 
 
 def _pct(value: float | None) -> str:
@@ -104,13 +122,17 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
                 markup=True,
                 highlight=False,
             )
-    worse, better = comparison.discordant
+    pairing = comparison.pairing
+    worse, better = pairing.discordant
     half = comparison.alpha / 2
     out.print(
-        f"pass/fail: {plural(comparison.pairs, 'trial pair')}; A passed and B failed {worse}, "
+        f"pass/fail: {plural(len(pairing.pairs), 'trial pair')}; A passed and B failed {worse}, "
         f"A failed and B passed {better}; "
         f"McNemar exact p = {comparison.mcnemar_p:.4g} (significant below {half:g})"
     )
+    left_out = pairing.left_out_note("trial pair")
+    if left_out:  # an errored, skipped or inconclusive trial is not an outcome: never counted as a failure
+        out.print(f"{left_out} (not passed or failed in both runs)", highlight=False)
     interval = comparison.score_interval
     if interval is None:
         out.print("scores: no case was scored in both runs")
@@ -123,7 +145,11 @@ def print_comparison(comparison: Comparison, *, show_all: bool) -> None:
     flaky = [case.name for case in comparison.cases if case.flaky]
     if flaky:
         out.print(f"flaky (mixed outcomes across trials): {', '.join(flaky)}")
-    style = {"regression": "red", "improvement": "green"}.get(comparison.verdict, "")
+    reason = comparison.undecided_reason
+    if reason:  # said beside a regression too (a note then: the regression decides)
+        label = "undecided" if comparison.undecided else "note"
+        out.print(f"[yellow]{label}:[/yellow] {reason}", markup=True, highlight=False)
+    style = {"regression": "red", "improvement": "green", "undecided": "yellow"}.get(comparison.verdict, "")
     verdict = f"[{style}]{comparison.verdict}[/{style}]" if style else comparison.verdict
     out.print(f"verdict: {verdict} (alpha {comparison.alpha:g}, each test at {half:g})")
 
@@ -163,7 +189,7 @@ def compare_command(
         False,
         "--fail-on-regression",
         envvar="PROCTOR_FAIL_ON_REGRESSION",
-        help="Exit 1 when B is significantly worse than A (only then).",
+        help="Exit 1 when B is significantly worse than A; 5 when undecided (B has no outcome where A had one).",
     ),
     show_all: bool = typer.Option(False, "--all", help="Show unchanged cases too."),
     as_json: bool = JSON,
@@ -181,4 +207,6 @@ def compare_command(
     else:
         print_comparison(comparison, show_all=show_all)
     if fail_on_regression and comparison.regression:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_REGRESSION)
+    if fail_on_regression and comparison.undecided:  # nothing unchecked passes the gate
+        raise typer.Exit(EXIT_UNDECIDED)

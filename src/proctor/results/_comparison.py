@@ -2,9 +2,15 @@
 
 Trials are paired by case (`<file>::<name>`, else suite and name when the files moved) and trial number.
 
+* Pairing (`pair_outcomes`, the rule the matrix's comparison against its baseline shares): only a passed
+  or failed trial has an outcome. A pair with an errored, skipped (nothing scored) or inconclusive (the
+  simulated user misbehaved) trial on either side is left out and counted, never scored as a failure.
 * Pass/fail: McNemar's exact test on the discordant trial pairs (A passed and B failed, or the reverse).
-  Errored trials are left out: an error is not an outcome.
-* Scores: a seeded paired bootstrap over cases of the difference of the case's mean trial score (B - A).
+* Undecided: when no trial pair has an outcome on both sides, or a case that had an outcome in A has no
+  pair to compare in B (B errored, was skipped or was inconclusive there), the comparison cannot say
+  that B is no worse: its verdict is `undecided` (unless it found a regression anyway).
+* Scores: a seeded paired bootstrap over cases of the difference of the case's mean trial score (B - A),
+  over the passed and failed trials.
 * A regression is significant when either test says B is worse. Each test is made at `alpha / 2`
   (Bonferroni), so noise alone flags a regression at most `alpha` of the time.
 * Checks: a check that failed in a larger share of its trials in B than in A is a check regression, listed
@@ -27,10 +33,13 @@ from proctor.results._summary import StoredCase, case_identity
 
 __all__ = [
     "MIN_BOOTSTRAP_CASES",
+    "OUTCOMES",
     "CaseChange",
     "CaseComparison",
     "Comparison",
+    "Pairing",
     "compare_runs",
+    "pair_outcomes",
     "restrict_run",
     "shared_case_keys",
 ]
@@ -39,20 +48,109 @@ MIN_BOOTSTRAP_CASES = 5
 """Fewer paired cases than this and the score interval is shown but decides nothing: a bootstrap over
 one to four cases cannot see how much scores vary, and would call any drop significant."""
 
-CaseChange = Literal["regressed", "fixed", "unchanged", "added", "removed"]
+OUTCOMES = ("passed", "failed")
+"""The statuses that are outcomes. `error`, `skipped` and `inconclusive` are not: such a trial (or case) is
+left out of the pairs and counted, never scored as a pass or a failure."""
+
+CaseChange = Literal[
+    "regressed", "fixed", "unchanged", "added", "removed", "errored", "skipped", "inconclusive", "recovered"
+]
+"""How a case moved from A to B. `regressed` (passed, then failed) and `fixed` (failed, then passed) are
+between outcomes only. When B's case has no outcome and A's had another status it is `errored`, `skipped` or
+`inconclusive` (B's status); when B's case has an outcome and A's had none it is `recovered`. Neither is a
+pass/fail change."""
+
+_NO_OUTCOME_WORDS: dict[str, CaseChange] = {"error": "errored", "skipped": "skipped", "inconclusive": "inconclusive"}
+"""A status without an outcome, as the change to it and in the left-out note."""
+
+
+@dataclass(slots=True)
+class Pairing:
+    """The pass/fail pairs of run A and run B, and what was left out.
+
+    Built by `pair_outcomes`: trial pairs in `proctor compare`, case pairs in the matrix's comparison
+    against its baseline.
+    """
+
+    pairs: list[tuple[bool, bool]] = field(default_factory=list)
+    """`(A passed, B passed)` per pair with an outcome (passed or failed) on both sides."""
+    left_out: int = 0
+    """Pairs left out: not passed or failed on one side or both."""
+    left_out_a: dict[str, int] = field(default_factory=dict)
+    """Of those, by A's status (`error`, `skipped`, `inconclusive`), when A's side had no outcome."""
+    left_out_b: dict[str, int] = field(default_factory=dict)
+    """Of those, by B's status, when B's side had no outcome (a pair with neither counts on both sides)."""
+
+    def add(self, status_a: str, status_b: str) -> None:
+        """Pair A's and B's status of one trial (or case), or count it as left out."""
+        if status_a in OUTCOMES and status_b in OUTCOMES:
+            self.pairs.append((status_a == "passed", status_b == "passed"))
+            return
+        self.left_out += 1
+        for side, status in ((self.left_out_a, status_a), (self.left_out_b, status_b)):
+            if status not in OUTCOMES:
+                side[status] = side.get(status, 0) + 1
+
+    def merge(self, other: Pairing) -> None:
+        """Add another pairing's pairs and left-out counts to this one."""
+        self.pairs.extend(other.pairs)
+        self.left_out += other.left_out
+        for mine, theirs in ((self.left_out_a, other.left_out_a), (self.left_out_b, other.left_out_b)):
+            for status, count in theirs.items():
+                mine[status] = mine.get(status, 0) + count
+
+    @property
+    def discordant(self) -> tuple[int, int]:
+        """`(A passed and B failed, A failed and B passed)` pairs."""
+        return sum(1 for a, b in self.pairs if a and not b), sum(1 for a, b in self.pairs if b and not a)
+
+    def left_out_dict(self) -> dict[str, Any]:
+        """The JSON form of what was left out: `{"pairs": n, "a": {status: n}, "b": {status: n}}`."""
+        return {
+            "pairs": self.left_out,
+            "a": dict(sorted(self.left_out_a.items())),
+            "b": dict(sorted(self.left_out_b.items())),
+        }
+
+    def left_out_note(self, unit: str) -> str | None:
+        """`"18 trial pairs left out: B skipped 18"` (`unit`: what a pair is); `None` when none was."""
+        if not self.left_out:
+            return None
+        reasons = [
+            f"{side} {_NO_OUTCOME_WORDS.get(status, status)} {count}"
+            for side, counts in (("A", self.left_out_a), ("B", self.left_out_b))
+            for status, count in sorted(counts.items())
+        ]
+        return f"{_plural(self.left_out, unit)} left out: {', '.join(reasons)}"
+
+
+def pair_outcomes(statuses: Iterable[tuple[str, str]]) -> Pairing:
+    """Pair `(A's status, B's status)` of each trial (or case): only passed and failed ones pair.
+
+    The one pairing rule of `proctor compare` and of the matrix's comparison against its baseline: an
+    errored, skipped or inconclusive side is not an outcome, so its pair is left out and counted.
+    """
+    pairing = Pairing()
+    for status_a, status_b in statuses:
+        pairing.add(status_a, status_b)
+    return pairing
+
+
+def _has_outcome(case: StoredCase) -> bool:
+    return any(status in OUTCOMES for status, _ in case.trials.values())
 
 
 def _rate(case: StoredCase | None) -> float | None:
     if case is None:
         return None
-    outcomes = [status for status, _ in case.trials.values() if status in ("passed", "failed")]
+    outcomes = [status for status, _ in case.trials.values() if status in OUTCOMES]
     return outcomes.count("passed") / len(outcomes) if outcomes else None
 
 
 def _score(case: StoredCase | None) -> float | None:
     if case is None:
         return None
-    scores = [score for status, score in case.trials.values() if status != "error" and score is not None]
+    scores = [score for status, score in case.trials.values() if status in OUTCOMES and score is not None]
     return sum(scores) / len(scores) if scores else None
 
 
@@ -71,8 +169,18 @@ class CaseComparison:
     suite: str
     a: StoredCase | None
     b: StoredCase | None
-    pairs: list[tuple[bool, bool]] = field(default_factory=list)
-    """`(A passed, B passed)` per trial number that ran (and did not error) in both."""
+    pairing: Pairing = field(default_factory=Pairing)
+    """The trial pairs (by trial number) and the trials left out (not passed or failed on a side)."""
+
+    @property
+    def pairs(self) -> list[tuple[bool, bool]]:
+        """`(A passed, B passed)` per trial number that passed or failed in both runs."""
+        return self.pairing.pairs
+
+    @property
+    def unpaired(self) -> bool:
+        """Whether the case had an outcome in A and has no trial pair to compare in B."""
+        return self.a is not None and self.b is not None and _has_outcome(self.a) and not self.pairs
 
     @property
     def key(self) -> str:
@@ -86,11 +194,14 @@ class CaseComparison:
             return "added"
         if self.b is None:
             return "removed"
-        if self.a.status == "passed" and self.b.status != "passed":
-            return "regressed"
-        if self.a.status != "passed" and self.b.status == "passed":
-            return "fixed"
-        return "unchanged"
+        status_a, status_b = self.a.status, self.b.status
+        if status_a == status_b:
+            return "unchanged"
+        if status_a in OUTCOMES and status_b in OUTCOMES:
+            return "regressed" if status_a == "passed" else "fixed"
+        if status_b not in OUTCOMES:  # B has no outcome: not a failure, whatever A had
+            return _NO_OUTCOME_WORDS.get(status_b, "errored")
+        return "recovered"  # B has an outcome where A had none: not a fix
 
     @property
     def check_changes(self) -> list[dict[str, Any]]:
@@ -145,6 +256,7 @@ class CaseComparison:
                 "b_only": sum(1 for a, b in self.pairs if b and not a),
                 "both_failed": sum(1 for a, b in self.pairs if not a and not b),
             },
+            "left_out": self.pairing.left_out_dict(),
             "flaky": self.flaky,
             "checks": self.check_changes,
         }
@@ -197,15 +309,49 @@ class Comparison:
         )
 
     @property
+    def pairing(self) -> Pairing:
+        """Every case's trial pairs and left-out trials, together."""
+        total = Pairing()
+        for case in self.cases:
+            total.merge(case.pairing)
+        return total
+
+    @property
     def discordant(self) -> tuple[int, int]:
         """`(A passed and B failed, A failed and B passed)` trial pairs."""
-        pairs = [p for case in self.cases for p in case.pairs]
-        return sum(1 for a, b in pairs if a and not b), sum(1 for a, b in pairs if b and not a)
+        return self.pairing.discordant
 
     @property
     def pairs(self) -> int:
         """Trial pairs compared."""
         return sum(len(case.pairs) for case in self.cases)
+
+    @property
+    def unpaired_cases(self) -> list[CaseComparison]:
+        """The cases that had an outcome in A and have no trial pair to compare in B."""
+        return [case for case in self.cases if case.unpaired]
+
+    @property
+    def undecided_reason(self) -> str | None:
+        """Why the comparison cannot say B is no worse than A (`None` when it can).
+
+        No trial pair had an outcome on both sides, or a case that had an outcome in A has no trial pair
+        to compare in B (B errored, was skipped or was inconclusive there).
+        """
+        if not self.pairs:
+            return "no trial pair passed or failed in both runs"
+        unpaired = self.unpaired_cases
+        if not unpaired:
+            return None
+        names = ", ".join(case.name for case in unpaired[:5]) + (
+            f" and {len(unpaired) - 5} more" if len(unpaired) > 5 else ""
+        )
+        return f"{_plural(len(unpaired), 'case')} with an outcome in A had no trial pair to compare in B: {names}"
+
+    @property
+    def undecided(self) -> bool:
+        """Whether the verdict is `undecided`: it cannot say that B is no worse (and found no regression)."""
+        return self.undecided_reason is not None and not self.regression
 
     @property
     def pass_fail_regression(self) -> bool:
@@ -239,24 +385,31 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        """`regression`, `improvement` or `no significant difference`."""
+        """`regression`, `undecided`, `improvement` or `no significant difference` (the first that holds)."""
         if self.regression:
             return "regression"
+        if self.undecided:
+            return "undecided"
         return "improvement" if self.improvement else "no significant difference"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`proctor compare --json`)."""
-        worse, better = self.discordant
+        pairing = self.pairing
+        worse, better = pairing.discordant
         interval = self.score_interval
         return {
             "a": self.a,
             "b": self.b,
             "verdict": self.verdict,
             "regression": self.regression,
+            "undecided": self.undecided,
+            "undecided_reason": self.undecided_reason,
+            "unpaired_cases": [case.name for case in self.unpaired_cases],
             "alpha": self.alpha,
             "coverage": {**self.coverage, "same": self.same_cases},
             "pass_fail": {
-                "pairs": self.pairs,
+                "pairs": len(pairing.pairs),
+                "left_out": pairing.left_out_dict(),
                 "a_only_passed": worse,
                 "b_only_passed": better,
                 "mcnemar_p": round(self.mcnemar_p, 6),
@@ -399,10 +552,8 @@ def compare_runs(
         assert reference is not None
         comparison = CaseComparison(reference.name, reference.suite, a, b)
         if a is not None and b is not None:
-            for number in sorted(set(a.trials) & set(b.trials)):
-                status_a, status_b = a.trials[number][0], b.trials[number][0]
-                if status_a != "error" and status_b != "error":
-                    comparison.pairs.append((status_a == "passed", status_b == "passed"))
+            numbers = sorted(set(a.trials) & set(b.trials))
+            comparison.pairing = pair_outcomes((a.trials[n][0], b.trials[n][0]) for n in numbers)
             score_a, score_b = comparison.scores
             if score_a is not None and score_b is not None:
                 differences.append(score_b - score_a)

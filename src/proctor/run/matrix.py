@@ -4,8 +4,10 @@
 one after the other, each an ordinary run with its own results file, and compares them: per
 combination the case pass rate with its Wilson interval, the mean score, the median latency, tokens and
 cost; against the first combination (the baseline) the cases that passed in one and not the other, and
-McNemar's exact test on those pairs. The group (its runs and the comparison) is written beside the
-results as `<group>.matrix.json`.
+McNemar's exact test on those pairs. Cases pair by `proctor compare`'s rule (`pair_outcomes`): only a
+case that passed or failed in both runs pairs; one that errored, was skipped or was inconclusive in
+either is left out and counted, never scored as a failure. The group (its runs and the comparison) is
+written beside the results as `<group>.matrix.json`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from proctor.results import mcnemar_exact
+from proctor.results._comparison import Pairing, pair_outcomes
+from proctor.results._summary import case_identity
 from proctor.run.batch import run
 from proctor.run.options import RunObserver, RunOptions
 from proctor.run.record import RunOutcome
@@ -71,11 +75,13 @@ class MatrixRow:
     tokens: int
     cost_usd: float | None
     worse: int = 0
-    """Cases that passed in the baseline and not here."""
+    """Cases that passed in the baseline and failed here."""
     better: int = 0
-    """Cases that pass here and did not in the baseline."""
+    """Cases that passed here and failed in the baseline."""
     p_value: float | None = None
     """McNemar's exact test against the baseline (`None` for the baseline itself)."""
+    pairing: Pairing | None = None
+    """The case pairs with the baseline and the cases left out (`None` for the baseline itself)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The row's JSON form."""
@@ -92,8 +98,24 @@ class MatrixRow:
             "cost_usd": self.cost_usd,
             "vs_baseline": None
             if self.p_value is None
-            else {"worse": self.worse, "better": self.better, "mcnemar_p": self.p_value},
+            else {
+                "worse": self.worse,
+                "better": self.better,
+                "mcnemar_p": self.p_value,
+                "pairs": None if self.pairing is None else len(self.pairing.pairs),
+                "left_out": None if self.pairing is None else self.pairing.left_out_dict(),
+            },
         }
+
+    def versus(self) -> str:
+        """The comparison with the baseline as text (`baseline` for the baseline itself)."""
+        if self.p_value is None:
+            return "baseline"
+        left_out = None if self.pairing is None else self.pairing.left_out_note("case")
+        if self.pairing is not None and not self.pairing.pairs:
+            return f"no case paired ({left_out})" if left_out else "no case paired"
+        text = f"{self.better} better, {self.worse} worse (McNemar p={self.p_value:.3g})"
+        return f"{text}; {left_out}" if left_out else text
 
 
 @dataclass(slots=True)
@@ -108,18 +130,18 @@ class Matrix:
     def comparison(self) -> list[MatrixRow]:
         """One row per combination; the first is the baseline the others are tested against."""
         rows: list[MatrixRow] = []
-        baseline: dict[str, bool] | None = None
+        baseline: dict[str, str] | None = None
         for combination, outcome in self.runs:
             data = outcome.data
-            verdicts = {f"{c['file']}::{c['name']}": c["status"] == "passed" for c in data["cases"] if _scored(c)}
-            row = _row(combination.label, data, verdicts)
+            statuses = {case_identity(c): str(c.get("status") or "error") for c in data["cases"]}
+            row = _row(combination.label, data)
             if baseline is None:
-                baseline = verdicts
+                baseline = statuses
             else:
-                shared = sorted(set(baseline) & set(verdicts))
-                worse = sum(1 for key in shared if baseline[key] and not verdicts[key])
-                better = sum(1 for key in shared if verdicts[key] and not baseline[key])
-                row = replace(row, worse=worse, better=better, p_value=mcnemar_exact(worse, better))
+                shared = sorted(set(baseline) & set(statuses))
+                pairing = pair_outcomes((baseline[key], statuses[key]) for key in shared)  # `proctor compare`'s rule
+                worse, better = pairing.discordant
+                row = replace(row, worse=worse, better=better, p_value=mcnemar_exact(worse, better), pairing=pairing)
             rows.append(row)
         return rows
 
@@ -153,13 +175,8 @@ class Matrix:
             score = "-" if row.mean_score is None else f"{row.mean_score:.2f}"
             p50 = "-" if row.p50_ms is None else f"{row.p50_ms:.0f}"
             cost = "-" if row.cost_usd is None else f"{row.cost_usd:.4f}"
-            versus = (
-                "baseline"
-                if row.p_value is None
-                else f"{row.better} better, {row.worse} worse (McNemar p={row.p_value:.3g})"
-            )
             lines.append(
-                f"{row.label:<{width}} {rate:>9} {ci:>9} {score:>6} {p50:>7} {row.tokens:>7} {cost:>8}  {versus}"
+                f"{row.label:<{width}} {rate:>9} {ci:>9} {score:>6} {p50:>7} {row.tokens:>7} {cost:>8}  {row.versus()}"
             )
         return "\n".join(lines)
 
@@ -168,9 +185,9 @@ def _scored(case: dict[str, Any]) -> bool:
     return case.get("status") in ("passed", "failed", "error")
 
 
-def _row(label: str, data: dict[str, Any], verdicts: dict[str, bool]) -> MatrixRow:
+def _row(label: str, data: dict[str, Any]) -> MatrixRow:
     cases = [c for c in data["cases"] if _scored(c)]
-    passed = sum(verdicts.values())
+    passed = sum(1 for c in cases if c["status"] == "passed")
     scores = [c["avg_score"] for c in cases if c.get("avg_score") is not None]
     latencies = [c["latency_ms"]["p50"] for c in cases if (c.get("latency_ms") or {}).get("p50") is not None]
     costs = [((c.get("costs") or {}).get("agent") or {}).get("cost_usd") for c in data["cases"]]
