@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 from proctor.checks import CheckContext, CheckResult, registry, run_check
+from proctor.checks._judges import FAILED_VERDICT_CAP
 from proctor.checks._judging import Judge
 from proctor.checks._rubric import split_rubric
 from proctor.models import ModelSettings, get_model, prompt_hash
-from proctor.suite import AssertionSpec, Rubric
+from proctor.scoring import score_trial
+from proctor.suite import AssertionSpec, Rubric, ScoringSpec
 from proctor.transcript import AgentReply, Message
 from servers.model_server import Reply, Script
 
@@ -103,12 +105,99 @@ async def test_pointwise_judges(model_server: Any, kind: str) -> None:
         assert value in prompt
 
 
+def test_faithfulness_without_context_is_a_load_error() -> None:
+    # Before: it loaded, and was `skipped` at every run, so its case passed under --ci on its other checks.
+    with pytest.raises(ValueError, match="check type 'faithfulness' needs a value: Every claim in the answer"):
+        AssertionSpec.model_validate({"type": "faithfulness"}, context={"checks": registry})
+    with pytest.raises(ValueError, match="at least 1 character"):
+        AssertionSpec.model_validate({"type": "faithfulness", "value": ""}, context={"checks": registry})
+    for optional in ("relevance", "coherence", "completeness", "instruction"):  # their value stays optional
+        AssertionSpec.model_validate({"type": optional}, context={"checks": registry})
+
+
 @pytest.mark.anyio
-async def test_faithfulness_without_context_is_skipped_not_zero(model_server: Any) -> None:
+async def test_faithfulness_without_context_outside_a_suite_is_skipped_not_zero(model_server: Any) -> None:
+    # The service builds its specs without the catalog: an event with no context is skipped there (README).
     script = model_server.script()
-    result = await judged({"type": "faithfulness"}, judge_for(script))
+    spec = AssertionSpec(type="faithfulness")
+    transcript = [Message("user", "What is the capital of France?"), Message("assistant", "Paris.")]
+    pending = run_check(spec, CheckContext(AgentReply("Paris."), 0, transcript, "case", judge=judge_for(script)))
+    assert not isinstance(pending, CheckResult)
+    result = await pending
     assert (result.status, result.score) == ("skipped", None)
     assert "needs context" in result.reason and script.bodies == []
+
+
+def rubric_verdict(passed: Any, score: float, reason: str = "not polite", **extra: Any) -> Reply:
+    return Reply(json.dumps({**extra, "pass": passed, "score": score, "reason": reason}))
+
+
+@pytest.mark.anyio
+async def test_a_failing_verdict_scores_at_most_the_highest_failing_grade(model_server: Any) -> None:
+    # QA's reply: the judge says fail, yet scores 0.9; before, the failed check contributed 0.9 and a
+    # one-check trial passed at the default pass threshold 0.8.
+    script = model_server.script(rubric_verdict(False, 0.9, reasoning="The reply is rude."))
+    result = await judged({"type": "llm-rubric", "value": "Polite"}, judge_for(script))
+    assert (result.status, result.score) == ("failed", FAILED_VERDICT_CAP) and FAILED_VERDICT_CAP == 0.7
+    assert result.details["verdict"] == {"pass": False, "score": 0.9}  # the judge's own answer, as it was
+    assert result.details["capped_from"] == 0.9
+    assert result.reason == "judge: not polite (verdict fail with score 0.9: scored 0.7, the highest failing grade)"
+    trial = score_trial([result], pass_threshold=ScoringSpec().pass_threshold)  # 0.8
+    assert (trial.status, trial.score) == ("failed", 0.7)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("passed", "score", "status"), [(False, 0.7, "failed"), (False, 0.4, "failed"),
+                                                         (True, 0.9, "passed"), (True, 0.2, "passed")])  # fmt: skip
+async def test_a_verdict_within_the_prompt_s_scale_keeps_its_score(
+    model_server: Any, passed: bool, score: float, status: str
+) -> None:
+    script = model_server.script(rubric_verdict(passed, score))
+    result = await judged({"type": "llm-rubric", "value": "Polite"}, judge_for(script))
+    assert (result.status, result.score) == (status, score)
+    assert "capped_from" not in result.details and result.reason == "judge: not polite"
+
+
+@pytest.mark.anyio
+async def test_with_a_threshold_the_score_decides_and_is_not_capped(model_server: Any) -> None:
+    script = model_server.script(rubric_verdict(False, 0.9), rubric_verdict(False, 0.5))
+    spec = {"type": "llm-rubric", "value": "Polite", "options": {"threshold": 0.8}}
+    high = await judged(spec, judge_for(script))
+    assert (high.status, high.score) == ("passed", 0.9) and "capped_from" not in high.details
+    low = await judged(spec, judge_for(script))
+    assert (low.status, low.score) == ("failed", 0.5)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("passed", ["false", "true", 0, 1, "no", None])
+async def test_a_pass_that_is_not_a_json_boolean_is_an_error_never_a_verdict(model_server: Any, passed: Any) -> None:
+    # Before: pydantic's lax mode read "false" as False, "true"/1 as True: a verdict interpreted, not given.
+    script = model_server.script(rubric_verdict(passed, 0.9), rubric_verdict(passed, 0.9))
+    result = await judged({"type": "llm-rubric", "value": "Polite"}, judge_for(script))
+    assert (result.status, result.score) == ("error", None)
+    assert result.reason.startswith("judge output could not be used") and "pass: Input should be a valid boolean" in (
+        result.reason
+    )
+    assert len(result.details["raw_outputs"]) == 2  # shown its error once, then an error
+    assert "valid boolean" in script.bodies[1]["messages"][-1]["content"]
+
+
+@pytest.mark.anyio
+async def test_a_judge_that_corrects_its_pass_to_a_boolean_is_judged(model_server: Any) -> None:
+    script = model_server.script(rubric_verdict("false", 0.4), rubric_verdict(False, 0.4))
+    result = await judged({"type": "llm-rubric", "value": "Polite"}, judge_for(script))
+    assert (result.status, result.score) == ("failed", 0.4)
+    assert result.details["judge"]["attempts"] == 2
+
+
+@pytest.mark.anyio
+async def test_a_rubric_criterion_s_passed_must_be_a_json_boolean(model_server: Any) -> None:
+    criteria = [{"id": i, "name": f"c{i}", "passed": "true", "explanation": ""} for i in range(1, 6)]
+    answer = Reply(json.dumps({"criteria": criteria}))
+    script = model_server.script(answer, answer)
+    result = await rubric_result(script)
+    assert (result.status, result.score) == ("error", None)
+    assert "criteria.0.passed: Input should be a valid boolean" in result.reason
 
 
 # A rubric in Lobu's documented layout (a title, sections, bullets), written for these tests.
@@ -222,3 +311,32 @@ async def test_without_a_judge_every_judged_check_is_skipped_with_a_hint() -> No
         result = await judged({"type": kind, "value": value}, None)
         assert (result.status, result.score) == ("skipped", None)
         assert "--judge" in result.reason and "PROCTOR_JUDGE_MODEL" in result.reason
+
+
+def test_a_judge_s_fail_fails_the_run_under_ci(
+    model_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """QA's reproduction, end to end: one llm-rubric check, the judge says fail with score 0.9."""
+    from typer.testing import CliRunner
+
+    from proctor.cli import app
+
+    suite = tmp_path / "polite.yaml"
+    suite.write_text(
+        "name: polite\ntrials: 1\ntarget: python:helpers.agents:echo\n"
+        "turns:\n  - content: hi\n    assert: [{type: llm-rubric, value: The reply is polite}]\n"
+    )
+    reply = '{"reasoning":"The reply is rude.","pass":false,"score":0.9,"reason":"not polite"}'
+    script = model_server.script(default=Reply(reply))
+    monkeypatch.setenv("OPENAI_BASE_URL", script.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("PROCTOR_TRUST", "1")  # the suite names its (test) agent as Python code
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", str(suite), "--ci", "--judge", "openai/j", "--no-cache"])
+    assert result.exit_code == 1, result.output  # before: 0, the trial passed at 0.9 >= 0.8
+    summary = json.loads(result.stdout)
+    data = json.loads(Path(summary["results_file"]).read_text())
+    (trial,) = data["cases"][0]["trials"]
+    assert (trial["status"], trial["score"]) == ("failed", 0.7)
+    (check,) = trial["checks"]
+    assert (check["status"], check["score"], check["details"]["capped_from"]) == ("failed", 0.7, 0.9)

@@ -4,6 +4,13 @@ The score is the probability-weighted expectation over the score tokens when the
 log probabilities (as in the G-Eval paper), else the mean of `samples` sampled scores. It is normalised to
 0..1; the raw score on the criteria's scale is kept in the details. Evaluation steps, when not given, are
 generated once per judge model and criteria (and cached on disk with the judge's other calls).
+
+The judge is asked for the score only, a single integer: as in G-Eval, a sample's score is its rating
+token. A sample is read only where that is unambiguous: it names exactly one number, within the scale
+("4", "Score: 4"). A sample with no number, a number off the scale, or several different numbers
+("out of 5: 2", "4/5") is unusable, never guessed at; fewer than half of the samples usable is an `error`
+(`MIN_USABLE_SHARE`), and the unusable ones are counted in the reason and the details. The log-probability
+expectation is used only when the answer it was read from is such a rating.
 """
 
 from __future__ import annotations
@@ -20,10 +27,16 @@ from proctor.checks._result import CheckResult
 from proctor.errors import ModelOutputError
 from proctor.suite import AssertionSpec
 
-__all__ = ["GEvalSpec", "GEvalSteps", "expected_score"]
+__all__ = ["MIN_USABLE_SHARE", "GEvalSpec", "GEvalSteps", "expected_score", "sample_score"]
 
 DEFAULT_THRESHOLD = 0.5
-_INTEGER = re.compile(r"-?\d+")
+MIN_USABLE_SHARE = 0.5
+"""The share of sampled answers that must be a usable score: fewer than half usable is an `error`.
+
+A mean of the few readable answers among mostly unreadable ones would stand for a judgement the judge
+mostly did not give; at half or more, the mean is over most of what was asked (the rest is counted)."""
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+"""A number in a judge's answer: digits with an optional sign and decimals (not the `-` of a range `1-5`)."""
 
 
 class GEvalSpec(BaseModel):
@@ -94,7 +107,23 @@ async def _steps(judge: Judge, spec: GEvalSpec, call: JudgeCall) -> list[str]:
     return _STEPS_MEMO[key]
 
 
-async def _score(judge: Judge, spec: GEvalSpec, variables: dict[str, Any], call: JudgeCall) -> tuple[float, str]:
+def sample_score(text: str, low: int, high: int) -> float | None:
+    """The score a judge's answer gives: its one number, when that is within `low..high`.
+
+    Returns:
+        The number, or `None` when the answer names no number, a number off the scale, or several different
+        numbers (which one is the rating would be a guess: "out of 5: 2").
+    """
+    values = {float(found) for found in _NUMBER.findall(text)}
+    if len(values) != 1:
+        return None
+    (value,) = values
+    return value if low <= value <= high else None
+
+
+async def _score(
+    judge: Judge, spec: GEvalSpec, variables: dict[str, Any], call: JudgeCall
+) -> tuple[float, str, dict[str, Any]]:
     # on first use: `proctor.models` is heavy, and `import proctor.checks` (schema, list) stays light
     from proctor.models import GenerateConfig
 
@@ -102,19 +131,26 @@ async def _score(judge: Judge, spec: GEvalSpec, variables: dict[str, Any], call:
     first = await judge.generate(
         "g-eval", variables, GenerateConfig(max_tokens=5, logprobs=True, top_logprobs=20), call
     )
-    if first.logprobs:
+    if first.logprobs and sample_score(first.text, low, high) is not None:  # the rating token is unambiguous
         value = expected_score(first.logprobs, low, high)
         if value is not None:
-            return value, "logprobs"
+            return value, "logprobs", {}
     texts: list[str] = []
     while len(texts) < spec.samples:  # providers without `n` may return fewer choices
         config = GenerateConfig(temperature=1.0, max_tokens=5, n=spec.samples - len(texts))
         texts.extend((await judge.generate("g-eval", variables, config, call)).choices)
     call.raw_outputs = texts
-    scores = [int(m.group(0)) for m in map(_INTEGER.search, texts) if m and low <= int(m.group(0)) <= high]
-    if not scores:
-        raise ModelOutputError(f"no sample was a score from {low} to {high}", texts)
-    return sum(scores) / len(scores), f"mean of {len(scores)} samples"
+    read = [(text, sample_score(text, low, high)) for text in texts]
+    scores = [score for _, score in read if score is not None]
+    unusable = [text for text, score in read if score is None]
+    if len(scores) < MIN_USABLE_SHARE * len(texts):
+        raise ModelOutputError(
+            f"only {len(scores)} of {len(texts)} samples gave a usable score from {low} to {high} (one number "
+            f"on the scale); at least half must",
+            texts,
+        )
+    counted = {"samples": {"total": len(texts), "usable": len(scores), "unusable": unusable}}
+    return sum(scores) / len(scores), f"mean of {len(scores)} samples", counted
 
 
 async def _g_eval(spec: AssertionSpec, context: CheckContext) -> CheckResult:
@@ -135,21 +171,25 @@ async def _g_eval(spec: AssertionSpec, context: CheckContext) -> CheckResult:
             "low": value.scale[0],
             "high": value.scale[1],
         }
-        raw, method = await _score(context.judge, value, variables, call)
+        raw, method, counted = await _score(context.judge, value, variables, call)
     except Exception as exc:  # a judge failure is an error result, never a score
         return judge_error(name, spec.type, spec.weight, turn, exc, call)
     low, high = value.scale
     score = (raw - low) / (high - low)
     threshold = spec.options.threshold if spec.options.threshold is not None else DEFAULT_THRESHOLD
+    how = method
+    if counted and counted["samples"]["unusable"]:
+        how += f"; {len(counted['samples']['unusable'])} of {counted['samples']['total']} unusable, left out"
     return CheckResult(
         name,
         spec.type,
         "passed" if score >= threshold else "failed",
         score,
         spec.weight,
-        f"G-Eval score {raw:.2f} on {low}..{high} ({method}); normalised {score:.2f}, threshold {threshold:.2f}",
+        f"G-Eval score {raw:.2f} on {low}..{high} ({how}); normalised {score:.2f}, threshold {threshold:.2f}",
         turn,
-        {"judge": call.to_details(), "raw_score": raw, "scale": [low, high], "method": method, "steps": steps},
+        {"judge": call.to_details(), "raw_score": raw, "scale": [low, high], "method": method, "steps": steps}
+        | counted,
     )
 
 

@@ -20,10 +20,28 @@ from proctor.checks._result import CheckResult, CheckStatus
 from proctor.checks._rubric import RubricCriterion, split_rubric
 from proctor.suite import AssertionSpec
 
-__all__ = ["POINTWISE_JUDGES", "CriterionVerdict", "PointwiseVerdict", "RubricFileVerdict", "RubricVerdict"]
+__all__ = [
+    "FAILED_VERDICT_CAP",
+    "POINTWISE_JUDGES",
+    "CriterionVerdict",
+    "PointwiseVerdict",
+    "RubricFileVerdict",
+    "RubricVerdict",
+]
 
 DEFAULT_THRESHOLD = 0.7
 """Pointwise judges pass at this score unless `options.threshold` says otherwise (the Go seed's default)."""
+
+FAILED_VERDICT_CAP = 0.7
+"""The most an `llm-rubric` verdict of `pass: false` scores when the check gives no `options.threshold`.
+
+The prompt (`prompts/llm-rubric.j2`) says `pass` is true only if the criterion is fully met, and grades
+1.0 fully met, 0.7 mostly met with a minor gap, 0.4 partly met, 0.0 not met: 0.7 is its highest failing
+grade. A judge that answers `pass: false, score: 0.9` contradicts itself; taken as it is, that failed
+check alone would pass its trial at the default pass threshold (0.8). Capped, a judge's "fail" never
+passes a trial on its own there, and a failing verdict keeps its partial credit (0.7, 0.4, 0.0). The
+judge's own `pass` and `score` stay in `details["verdict"]`, the cap applied in `details["capped_from"]`.
+With `options.threshold` the status follows the score, and the score is the judge's as it is."""
 
 
 class RubricVerdict(BaseModel):
@@ -33,8 +51,10 @@ class RubricVerdict(BaseModel):
 
     reason: str
     """Why, citing the reply."""
-    passed: bool = Field(alias="pass")
-    """Whether the criterion is met."""
+    passed: bool = Field(alias="pass", strict=True)
+    """Whether the criterion is met: a JSON boolean only. A string (`"false"`) or number where the schema
+    asks for a boolean is an answer that would have to be interpreted: it fails validation (the judge is
+    shown the error once, then the check is an `error`), never read as a verdict."""
     score: float = Field(ge=0, le=1)
     """How well, 0..1."""
 
@@ -46,8 +66,8 @@ class CriterionVerdict(BaseModel):
     """The criterion's number in the prompt (Proctor's split of the rubric)."""
     name: str = ""
     """The criterion, as the judge named it (matched when `id` is missing)."""
-    passed: bool
-    """Whether the conversation meets it."""
+    passed: bool = Field(strict=True)
+    """Whether the conversation meets it: a JSON boolean only (as `RubricVerdict.passed`)."""
     explanation: str = ""
     """Why, citing the conversation."""
 
@@ -94,16 +114,13 @@ async def _llm_rubric(spec: AssertionSpec, context: CheckContext) -> CheckResult
         return judge_error(name, spec.type, spec.weight, turn, exc)
     threshold = spec.options.threshold
     passed = verdict.passed if threshold is None else verdict.score >= threshold
-    return CheckResult(
-        name,
-        spec.type,
-        "passed" if passed else "failed",
-        verdict.score,
-        spec.weight,
-        f"judge: {verdict.reason}",
-        turn,
-        {"judge": call.to_details(), "verdict": {"pass": verdict.passed, "score": verdict.score}},
-    )
+    score, reason = verdict.score, f"judge: {verdict.reason}"
+    details: dict[str, Any] = {"judge": call.to_details(), "verdict": {"pass": verdict.passed, "score": verdict.score}}
+    if threshold is None and not verdict.passed and score > FAILED_VERDICT_CAP:
+        score = FAILED_VERDICT_CAP
+        details["capped_from"] = verdict.score
+        reason += f" (verdict fail with score {verdict.score:g}: scored {score:g}, the highest failing grade)"
+    return CheckResult(name, spec.type, "passed" if passed else "failed", score, spec.weight, reason, turn, details)
 
 
 async def _rubric(spec: AssertionSpec, context: CheckContext) -> CheckResult:
@@ -190,7 +207,7 @@ def _pointwise(kind: str, *, needs_context: bool) -> Any:
             return no_judge(name, spec.type, spec.weight, turn)
         if context.reply is None:
             raise ValueError(f"{kind} needs a turn's reply")
-        if needs_context and not spec.value:
+        if needs_context and not spec.value:  # a suite cannot say this (a load error); the service can
             return CheckResult(
                 name,
                 spec.type,
@@ -262,7 +279,8 @@ for _kind, (_description, _needs_context) in POINTWISE_JUDGES.items():
             _description,
             _pointwise(_kind, needs_context=_needs_context),
             value=_TEXT,
-            value_required=False,
+            # faithfulness without its context could only be skipped: in a suite that is a load error
+            value_required=_needs_context,
             negatable=False,
             needs_model=True,
         )

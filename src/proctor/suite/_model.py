@@ -28,6 +28,7 @@ from proctor.suite._targets import TargetSpec, parse_target_string
 from proctor.suite._tools import ToolSpec, valid_tool_names
 
 __all__ = [
+    "MAX_WEIGHT",
     "AssertionOptions",
     "AssertionSpec",
     "CaseSpec",
@@ -78,6 +79,16 @@ The loader passes one, so that it knows which check types a file names without w
 """
 
 
+MAX_WEIGHT = 1e6
+"""The largest `weight` a check may have.
+
+Weights are relative, so a bound costs nothing a suite can mean: one check a million times another is
+expressible, and a check that should not count has weight 0. It keeps the trial score computable: the
+weighted average sums `score x weight` and the weights over every check of a trial, and weights near the
+float limit overflow that sum to `inf`: two checks of 1e308, one passed and one failed, scored 0.0, not
+0.5. `.inf` and `.nan` are rejected as not finite (an infinite weight made the score `nan`)."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)  # see suite_file_spec
 
@@ -110,8 +121,8 @@ class AssertionSpec(_Strict):
     """The check type (`proctor list --checks`); prefix `not-` to negate any deterministic check."""
     value: Any = Field(default=None, validate_default=True)
     """What the check compares against: a substring, a pattern, a list, a schema, a number of ms."""
-    weight: float = Field(default=1.0, ge=0)
-    """Relative weight of this check in the trial score."""
+    weight: float = Field(default=1.0, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    """Relative weight of this check in the trial score: a finite number from 0 to `MAX_WEIGHT`."""
     options: AssertionOptions = Field(default=_NO_OPTIONS, json_schema_extra=_no_default_shown)
     """Matching options."""
     name: str | None = None
