@@ -1,7 +1,8 @@
 """NovaEval's own datasets, unchanged, scored by `proctor score` (files under `seeds/novaeval/`, Apache-2.0).
 
 Each file is scored with a scripted judge on loopback: every row reads, no scorer result is an error, and
-a scorer whose input a row lacks (`"tool_calls": []`) is `skipped` for that row, so the run exits 0.
+a scorer whose input a row lacks (`"tool_calls": []`) is `skipped` for that row. A file some row of which
+is scored exits 0; one where no row feeds any scorer (every result skipped) exits 3, nothing scored.
 """
 
 from __future__ import annotations
@@ -22,6 +23,19 @@ from servers.model_server import Reply
 SEEDS = Path(__file__).parent / "seeds" / "novaeval"
 FILES = [SEEDS / "simple_agent_dataset.csv", *sorted((SEEDS / "processed_datasets").iterdir())]
 VERDICT = Reply(json.dumps({"original_task": "t", "reasoning": "Fine.", "score": 4}))
+NOTHING_TO_SCORE = {
+    f"{name}_processed_dataset.{suffix}"
+    for name in (
+        "agent.llm-rag_dataset",
+        "agent.llm_model_execution_dataset",
+        "agent.query_routing_dataset",
+        "agent.routing_evaluation_metrics_dataset",
+        "agent.web_search_generation_dataset",
+        "tool-orchestator_dataset",
+    )
+    for suffix in ("csv", "json")
+}
+"""NovaEval's datasets where no row has any scorer's input (e.g. every `tool_calls` is `[]`)."""
 runner = CliRunner()
 
 
@@ -52,10 +66,11 @@ def test_every_dataset_is_scored_without_errors(path: Path, model_server: Any, t
         ["score", str(path), "--judge", "openai/judge", "--no-cache", "-o", str(out), "-q"],
         env={"OPENAI_BASE_URL": script.base_url, "OPENAI_API_KEY": "k"},
     )
-    assert result.exit_code == 0, result.output
     counts = statuses(out)
     assert counts and not any(status == "error" for _, status in counts)
-    assert any(status == "passed" for _, status in counts) or not script.requests
+    scored = any(status in ("passed", "failed") for _, status in counts)
+    assert scored == (path.name not in NOTHING_TO_SCORE) == bool(script.requests)
+    assert result.exit_code == (0 if scored else 3), result.output  # nothing scored is not a pass
 
 
 def test_tool_scorers_are_skipped_where_a_row_has_no_calls(model_server: Any, tmp_path: Path) -> None:
@@ -70,7 +85,8 @@ def test_tool_scorers_are_skipped_where_a_row_has_no_calls(model_server: Any, tm
         ["score", str(path), "--scorers", "tool_relevancy", "--judge", "openai/j", "--no-cache", "-o", str(out)],
         env={"OPENAI_BASE_URL": script.base_url, "OPENAI_API_KEY": "k"},
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # every result skipped: nothing was scored
+    assert f"nothing scored: every result of the {len(rows)} rows was skipped" in result.output
     assert statuses(out) == Counter({("tool_relevancy", "skipped"): len(rows)})
     first = json.loads(out.read_text().splitlines()[0])["scores"]["tool_relevancy"]
     assert first["reason"].startswith("nothing to score: the record has no tools_available, tool_calls")

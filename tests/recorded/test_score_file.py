@@ -38,6 +38,17 @@ async def test_summary_only_with_aggregates(tmp_path: Path) -> None:
     }
     assert stats["by_agent"]["a0"]["tool_correctness_exact"]["mean"] == 1.0
     assert stats["by_agent"]["a1"]["tool_correctness_exact"]["mean"] == 0.5
+    assert (summary.read, summary.scored, summary.aggregates.nothing_scored) == (6, 6, False)
+
+
+@pytest.mark.anyio
+async def test_rows_whose_every_result_is_skipped_are_read_not_scored(tmp_path: Path) -> None:
+    """Only the judged scorer and no judge: six rows read, none scored, and the summary says so."""
+    summary = await score_file(records(tmp_path / "r.jsonl", 6), None, ScoreOptions(["tool_correctness"]))
+    assert summary.aggregates.overall["tool_correctness"].skipped == 6
+    assert (summary.read, summary.scored, summary.aggregates.nothing_scored) == (6, 0, True)
+    assert summary.to_dict()["scored"] == 0 and summary.to_dict()["rows"] == 6
+    assert summary.judged == 0  # skipped for want of a judge: not a judged result
 
 
 @pytest.mark.anyio
@@ -59,7 +70,8 @@ async def test_an_unexpected_failure_is_an_error_row_and_the_run_goes_on(
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     reasons = sorted(r["scores"]["tool_correctness_exact"]["reason"] for r in rows)
     assert reasons[:2] == ["could not score: RuntimeError: boom"] * 2
-    assert summary.aggregates.errors == 2 and summary.scored == 4
+    # every row read, the two errored ones not scored (errors are not scores)
+    assert summary.aggregates.errors == 2 and (summary.read, summary.scored) == (4, 2)
 
 
 @pytest.mark.anyio

@@ -1,9 +1,10 @@
 """`proctor score`: score a file of recorded agent runs with the agent scorers, streaming.
 
-Exit codes: 0 every row scored (skips allowed); 1 a scorer result is an error or a row could not be read;
-2 bad input or usage (a bad row, unless `--continue-on-error`); 3 nothing could be judged (every judged
-result is an error: the judge is unreachable); 130 interrupted (the rows scored so far are in the
-output: rerun with `--resume`).
+Exit codes: 0 scored, no error (skipped results allowed beside scored ones); 1 a scorer result is an
+error or a row could not be read; 2 bad input or usage (a bad row, unless `--continue-on-error`); 3 nothing
+could be scored: every judged result is an error (the judge is unreachable), or every result was skipped
+(e.g. judged scorers without `--judge`: the events path exits 3 there too); 130 interrupted (the rows
+scored so far are in the output: rerun with `--resume`).
 
 Online-service events. A JSON Lines file whose first record has an `interaction` key holds the online
 service's events (`{event_id, event_type, agent, interaction{user_query, context, answer}}`), not
@@ -32,7 +33,7 @@ from proctor.cli._options import JSON, SCORE_CONCURRENCY
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = ["EPILOG", "score_command"]
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NO_JUDGE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOTHING_SCORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 _GROUP_ROWS = 10
 
 EPILOG = epilog(
@@ -49,10 +50,10 @@ EPILOG = epilog(
         ("Carry on after an interruption:", "proctor score agents.jsonl --judge openai/gpt-4.1-mini --resume"),
     ],
     [
-        (0, "every row scored (skips allowed); watsonx: every run scored"),
+        (0, "scored, no error (skipped results allowed beside scores); watsonx: every run scored"),
         (1, "a scorer errored or a row was unreadable; watsonx: a journey undecided"),
         (2, "bad input or usage (a bad row, unless --continue-on-error)"),
-        (3, "nothing could be judged: every judged result is an error"),
+        (3, "nothing could be scored: every judged result an error, or every result skipped (e.g. no --judge)"),
         (130, "interrupted: the rows so far are in the output (rerun with --resume)"),
     ],
 )
@@ -263,9 +264,10 @@ def _print_summary(summary: Any, ledger: Any, console: Any) -> None:
         cost = total.cost_usd
         money = "cost unknown (no price for the model)" if cost is None else f"${cost:.4f}"
         console.print(f"judge: {total.calls} calls ({total.cached_calls} cached), {total.total_tokens} tokens, {money}")
-    rate = summary.scored / summary.duration_s if summary.duration_s > 0 else 0.0
+    rate = summary.read / summary.duration_s if summary.duration_s > 0 else 0.0
     where = f"; rows in {summary.output}" if summary.output is not None else ""
-    console.print(f"{summary.scored} rows scored in {summary.duration_s:.1f} s ({rate:.0f} rows/s){where}")
+    done = f"{summary.read} rows" if summary.scored == summary.read else f"{summary.read} rows read, {summary.scored}"
+    console.print(f"{done} scored in {summary.duration_s:.1f} s ({rate:.0f} rows/s){where}")
 
 
 def _lowest_first(stat: Any) -> tuple[bool, float]:
@@ -273,11 +275,20 @@ def _lowest_first(stat: Any) -> tuple[bool, float]:
 
 
 def _exit_code(summary: Any) -> int:
+    """The exit code of a scored file (the table in the module docstring)."""
     if summary.judged and summary.judged_errors == summary.judged:
-        return EXIT_NO_JUDGE
+        return EXIT_NOTHING_SCORED
     if summary.aggregates.errors or summary.aggregates.bad_rows:
         return EXIT_ERRORS
+    if summary.aggregates.nothing_scored:  # every result skipped: nothing unchecked passes
+        return EXIT_NOTHING_SCORED
     return EXIT_OK
+
+
+def _all_skipped(summary: Any) -> bool:
+    """Whether rows were read and every result of them was skipped (no error, no unreadable row)."""
+    aggregates = summary.aggregates
+    return bool(aggregates.nothing_scored and not aggregates.errors and not aggregates.bad_rows)
 
 
 # Long only by its signature: Typer declares each option as a parameter; the body is a few steps.
@@ -488,6 +499,10 @@ def score_command(
         raise typer.Exit(EXIT_INTERRUPTED)
     if judge is None and any(n != "tool_correctness_exact" for n in summary.scorers):
         console.print("[yellow]no judge model:[/yellow] judged scorers were skipped; pass --judge provider/model")
+    if _all_skipped(summary):
+        where = f"; the reasons are in {summary.output}" if summary.output is not None else ""
+        rows = summary.aggregates.rows
+        console.print(f"[red]nothing scored:[/red] every result of the {rows} rows was skipped{where}", highlight=False)
     _write_summary(summary, summary_path)
     if as_json:
         typer.echo(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))

@@ -8,7 +8,8 @@ One reader feeds a bounded queue; `concurrency` workers take records from it, ru
 (`proctor.recorded.AGENT_SCORERS`, the same code as suite checks) and append each scored row to the output
 as it finishes. At most `2 x concurrency` records are held at once, whatever the file's size. With
 `resume`, rows already scored without error in the output are kept and not scored again (the input must
-be the same file). Rows come out in the order they finish; `row` is the record's position in the input.
+be the same file); a row whose judged scorer was skipped for want of a judge model is scored again. Rows
+come out in the order they finish; `row` is the record's position in the input.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ __all__ = [
 
 GROUPS = {"agent": "agent_name", "task": "task_id", "user": "user_id"}
 """Aggregate groups: name -> the row field that keys them."""
+_NO_JUDGE = "no judge model"
+"""How the reason of a judged scorer skipped for want of a judge model begins (`checks._judging.no_judge`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,8 @@ class ScoreOptions:
     output: Path | None = None
     """Where scored rows go (`.csv`, `.json`, `.jsonl`); `None` writes none (summary only)."""
     resume: bool = False
-    """Keep the rows the output already holds without error, and score only the rest."""
+    """Keep the rows the output already holds without error, and score only the rest (a row with a judged
+    scorer skipped for want of a judge model is among the rest)."""
     columns: Mapping[str, str] = field(default_factory=dict)
     """Field -> column (or key) for fields not stored under their own name."""
     input_format: str | None = None
@@ -113,6 +117,15 @@ class Aggregates:
         """Scorer results that are errors, over every scorer."""
         return sum(stat.errors for stat in self.overall.values())
 
+    @property
+    def nothing_scored(self) -> bool:
+        """Whether rows were read and not one result has a score.
+
+        Every result was skipped (no judge for the judged scorers, the agent not exited, a scorer's input
+        missing) or is an error.
+        """
+        return self.rows > self.bad_rows and not any(stat.count for stat in self.overall.values())
+
     def to_dict(self) -> dict[str, Any]:
         """The summary's aggregates."""
         return {
@@ -143,7 +156,8 @@ class ScoreSummary:
     kept: int = 0
     """Rows kept from the resumed output."""
     scored: int = 0
-    """Rows scored in this run."""
+    """Rows of this run that some scorer gave a score (`passed` or `failed`); a row whose every result is
+    skipped or an error, or that could not be read, is read but not scored."""
     bad_rows: list[RowError] = field(default_factory=list)
     """Records that could not be read (the first 100)."""
     duration_s: float = 0.0
@@ -152,6 +166,11 @@ class ScoreSummary:
     """Judged results of this run that are errors."""
     judged: int = 0
     """Judged results of this run (any status but skipped for want of a judge)."""
+
+    @property
+    def read(self) -> int:
+        """Rows handled in this run, scored or not (unreadable ones included)."""
+        return self.aggregates.rows - self.kept
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON summary (`proctor score --summary`)."""
@@ -248,7 +267,7 @@ def _previous(options: ScoreOptions, requested: list[str] | None) -> tuple[list[
     for row in rows:
         if scorers is None:
             scorers = list((row.get("scores") or {}).keys()) if not row.get("error") else None
-        if scorers is not None and row_complete(row, scorers):
+        if scorers is not None and row_complete(row, scorers) and not _awaits_judge(row):
             kept.append(row)
     if requested is not None and scorers is not None and set(requested) != set(scorers):
         raise DatasetError(
@@ -256,6 +275,25 @@ def _previous(options: ScoreOptions, requested: list[str] | None) -> tuple[list[
             f"(asked for {', '.join(requested)}), or write to another --output"
         )
     return scorers or requested, kept
+
+
+def _unjudged(result: CheckResult) -> bool:
+    """Whether a result is a judged scorer's, skipped for want of a judge model."""
+    return result.status == "skipped" and result.reason.startswith(_NO_JUDGE)
+
+
+def _awaits_judge(row: Mapping[str, Any]) -> bool:
+    """Whether a written row has a judged scorer skipped for want of a judge.
+
+    Resuming scores such a row again (with the judge the resumed run may now have), rather than keeping it
+    as if it had been scored.
+    """
+    return any(
+        isinstance(entry, Mapping)
+        and entry.get("status") == "skipped"
+        and str(entry.get("reason") or "").startswith(_NO_JUDGE)
+        for entry in (row.get("scores") or {}).values()
+    )
 
 
 async def score_file(
@@ -316,14 +354,16 @@ async def score_file(
     async def work(record: Record) -> None:
         results = await _score_row(record, scorers, judge, options)
         row = _row(record, results)
+        scored = False
         for name, result in results.items():
-            if AGENT_SCORERS[name].judged and not result.reason.startswith("no judge model"):
+            scored = scored or result.status in ("passed", "failed")
+            if AGENT_SCORERS[name].judged and not _unjudged(result):
                 summary.judged += 1
                 summary.judged_errors += result.status == "error" and "missing_fields" not in result.details
         if writer is not None:
             writer.write(row)
         aggregates.add(row)
-        summary.scored += 1
+        summary.scored += scored
         if observer is not None:
             observer.row_finished(row)
 

@@ -5,13 +5,14 @@ Renderers (`_markdown`, `_html`) and the history store read these; none of them 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from proctor.errors import ConfigError
+from proctor.results._aggregate import mean_statistics
 from proctor.results._json import JSONDecodeError, loads
 from proctor.results._model import RESULTS_VERSION, TrialFigures, with_k
 from proctor.scoring import percentile, wilson_interval  # not via `_stats` (the same function): a run never loads it
@@ -24,6 +25,7 @@ __all__ = [
     "StoredCase",
     "build_report",
     "case_identity",
+    "case_pass_interval",
     "known_cost",
     "load_run",
     "turn_latencies",
@@ -53,6 +55,16 @@ def load_run(path: Path) -> dict[str, Any]:
 
     validate_results(data, str(path))
     return data
+
+
+def case_pass_interval(cases: Iterable[Mapping[str, Any]]) -> tuple[float, float] | None:
+    """The case pass rate's 95 % Wilson interval as the results JSON's `summary.pass_rate_ci` has it.
+
+    Passed cases out of the cases that are not skipped (a skipped case had nothing scored: it is neither a
+    pass nor a miss; an errored or inconclusive one did not pass), from the cases' JSON with the function
+    the JSON's figure comes from (`mean_statistics`); what the HTML report and `proctor view` show.
+    """
+    return mean_statistics([case.get("status") or "error" for case in cases], (), ())[2]
 
 
 def known_cost(costs: dict[str, Any] | None) -> float | None:
@@ -280,8 +292,8 @@ class ReportRun:
 
     @property
     def case_interval(self) -> tuple[float, float] | None:
-        """Wilson 95 % interval of the case pass rate."""
-        return wilson_interval(self.summary.passed, self.summary.cases)
+        """Wilson 95 % interval of the case pass rate, skipped cases left out (`case_pass_interval`)."""
+        return case_pass_interval(self.data["cases"])
 
     def trials(self) -> Iterable[tuple[dict[str, Any], dict[str, Any]]]:
         """Every `(case, trial)` of the run, in case order."""

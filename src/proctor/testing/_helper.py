@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import types
 from collections.abc import Callable, Mapping
@@ -15,13 +16,32 @@ from proctor.errors import ConfigError
 from proctor.run import RunOptions, run_sync
 from proctor.suite import Case, Suite, Trust, load_suite_file, parse_target_string
 
-__all__ = ["CaseOutcome", "run_case", "run_loaded_case"]
+__all__ = ["CaseOutcome", "env_flag", "run_case", "run_loaded_case"]
 
 EXCERPT_MESSAGES = 6
 """Messages of the failing trial's transcript shown in an explanation (its last ones)."""
 _AGENTS_MODULE = "proctor_testing_agents"
 """A module made at run time that holds the agent functions tests pass, so the python target can name them."""
 _counter = itertools.count(1)
+_YES = frozenset({"1", "true", "t", "yes", "y", "on"})
+_NO = frozenset({"", "0", "false", "f", "no", "n", "off"})
+
+
+def env_flag(name: str) -> bool:
+    """A boolean environment variable read as the CLI reads its flags' variables (`PROCTOR_NO_CACHE=1`).
+
+    Unset or empty is false; `1`, `true`, `t`, `yes`, `y`, `on` (any case) are true; `0`, `false`, `f`,
+    `no`, `n`, `off` are false.
+
+    Raises:
+        ConfigError: Any other value (the CLI refuses it too).
+    """
+    value = os.environ.get(name, "").strip().lower()
+    if value in _YES:
+        return True
+    if value in _NO:
+        return False
+    raise ConfigError(f"{name}={os.environ[name]!r} is not a valid boolean: use 1 or 0 (true/false, yes/no, on/off)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +78,9 @@ class CaseOutcome:
     def explain(self) -> str:
         """Why the case has its status: the trials' errors, the failing checks' reasons, a transcript excerpt."""
         data = self.data
-        lines = [f"proctor case {self.name!r}: {self.status} (pass rate {data.get('pass_rate', 0):.0%})"]
+        rate = data.get("pass_rate")
+        figure = f"pass rate {rate:.0%}" if isinstance(rate, int | float) else "no scored trial"
+        lines = [f"proctor case {self.name!r}: {self.status} ({figure})"]
         for trial in data.get("trials", []):
             if trial.get("error"):
                 lines.append(f"  trial {trial['trial']} error: {trial['error']}")
@@ -100,6 +122,8 @@ def run_case(
     judge: str | None = None,
     simulator: str | None = None,
     trust: Trust | None = None,
+    cache: bool | None = None,
+    cache_dir: str | Path | None = None,
 ) -> CaseOutcome:
     """Load a suite file and run one of its cases (all its trials); never writes result files.
 
@@ -113,10 +137,14 @@ def run_case(
         judge: The judge model (`provider/model`).
         simulator: The simulated user's model.
         trust: The trust policy for loading; default none (the caller chose the file, as library callers do).
+        cache: Whether judge calls use the model call cache; default on unless `PROCTOR_NO_CACHE` is true
+            (as the CLI's `--no-cache` and its variable).
+        cache_dir: Where the cache lives; default `PROCTOR_CACHE_DIR`, else `.proctor/cache`.
 
     Raises:
         proctor.errors.SuiteError: The file does not load.
-        proctor.errors.ConfigError: No such case, or the case has no target.
+        proctor.errors.ConfigError: No such case, the case has no target, or `PROCTOR_NO_CACHE` is not a
+            boolean.
     """
     suite = load_suite_file(path, registry, trust=trust)
     if name is None:
@@ -129,7 +157,9 @@ def run_case(
         if case is None:
             raise ConfigError(f"{path} has no case {name!r}; it has: {', '.join(c.name for c in suite.cases)}")
     spec = agent_target(agent) if agent is not None else target
-    return run_loaded_case(suite, case, target=spec, trials=trials, judge=judge, simulator=simulator)
+    return run_loaded_case(
+        suite, case, target=spec, trials=trials, judge=judge, simulator=simulator, cache=cache, cache_dir=cache_dir
+    )
 
 
 def run_loaded_case(
@@ -140,15 +170,21 @@ def run_loaded_case(
     trials: int | None = None,
     judge: str | None = None,
     simulator: str | None = None,
+    cache: bool | None = None,
+    cache_dir: str | Path | None = None,
 ) -> CaseOutcome:
-    """Run one loaded case (the pytest plugin's test items call this)."""
+    """Run one loaded case (the pytest plugin's test items call this); `cache` and `cache_dir` as `run_case`'s."""
     if isinstance(target, str):
         target = parse_target_string(target)
+    if cache_dir is None and os.environ.get("PROCTOR_CACHE_DIR"):
+        cache_dir = os.environ["PROCTOR_CACHE_DIR"]
     options = RunOptions(
         target=target,
         trials=trials,
         judge=judge,
         simulator=simulator,
+        cache=not env_flag("PROCTOR_NO_CACHE") if cache is None else cache,
+        cache_dir=None if cache_dir is None else Path(cache_dir),
         write_results=False,
         handle_sigint=False,
         history=None,

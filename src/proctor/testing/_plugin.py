@@ -8,8 +8,16 @@ under a folder listed in the `proctor_suites` ini option (`proctor_suites = eval
 `[tool.pytest.ini_options] proctor_suites = ["evals"]`; a YAML list there is a dataset, not a suite);
 other YAML files are left alone. Each case is one item (its trials run inside it); `-k` selects by case
 name, `-m` by the case's tags (registered as markers), `-x` stops at the first failing case. A failing
-case reports its failing checks' reasons and an excerpt of the transcript; a skipped case (no judge or
-simulator model) is a pytest skip with the hint.
+or errored case reports its failing checks' reasons (a check or trial error's too) and an excerpt of the
+transcript; a skipped case (nothing scored: no checks, or no judge or simulator model) is a pytest skip
+with the hint.
+
+Nothing unchecked passes: a case with an LLM-judged check and no judge model (`--proctor-judge`, or the
+suite's `judge:`) that passed on its other checks is a pytest skip with the hint, not a pass, unless
+`--proctor-allow-skipped` (or `PROCTOR_ALLOW_SKIPPED=1`) allows it, as `proctor run --ci` stops on such a
+check unless `--allow-skipped`. A case that failed or errored on its other checks still fails.
+`--proctor-no-cache` (or `PROCTOR_NO_CACHE=1`) keeps judge calls out of the model call cache, and
+`PROCTOR_CACHE_DIR` moves it, as for the CLI.
 """
 
 from __future__ import annotations
@@ -42,6 +50,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--proctor-trials", type=int, default=None, help="Trials per case, overriding the suite files.")
     group.addoption("--proctor-judge", default=None, help="The judge model (provider/model) for judged checks.")
     group.addoption("--proctor-simulator", default=None, help="The model that plays simulated users.")
+    group.addoption(
+        "--proctor-allow-skipped",
+        action="store_true",
+        default=False,
+        help="Let a case whose LLM-judged checks went unjudged (no judge model) pass on its other checks "
+        "(as `proctor run --ci --allow-skipped`; or PROCTOR_ALLOW_SKIPPED=1). Default: such a case is skipped.",
+    )
+    group.addoption(
+        "--proctor-no-cache",
+        action="store_true",
+        default=False,
+        help="Do not read or write the judge call cache (as `proctor run --no-cache`; or PROCTOR_NO_CACHE=1).",
+    )
     group.addoption(
         "--proctor-trust",
         action="store_true",
@@ -131,22 +152,32 @@ class ProctorCase(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
-        """Run the case; fail with its failing checks, skip when it could not be judged."""
-        from proctor.testing._helper import run_loaded_case  # pytest's start-up stays fast (must stay fast)
+        """Run the case; fail with its failing checks, skip when it could not be (fully) judged."""
+        from proctor.checks._judging import unjudged_checks  # pytest's start-up stays fast (must stay fast)
+        from proctor.testing._helper import env_flag, run_loaded_case  # (start-up time)
 
         option = self.config.getoption
+        judge = option("proctor_judge")
         outcome = run_loaded_case(
             self.suite,
             self.case,
             target=option("proctor_target"),
             trials=option("proctor_trials"),
-            judge=option("proctor_judge"),
+            judge=judge,
             simulator=option("proctor_simulator"),
+            cache=False if option("proctor_no_cache") else None,
         )
+        unjudged = unjudged_checks([self.case], judge)
+        hint = _no_judge_hint(outcome.name, unjudged[0][1]) if unjudged else ""
         if outcome.status in ("skipped", "inconclusive"):
-            pytest.skip(outcome.explain())
+            pytest.skip("\n".join(filter(None, [hint, outcome.explain()])))
         if not outcome.passed:
             raise CaseFailed(outcome)
+        if unjudged and not (option("proctor_allow_skipped") or env_flag("PROCTOR_ALLOW_SKIPPED")):
+            pytest.skip(
+                f"{hint}\n  its other checks passed; --proctor-allow-skipped (or PROCTOR_ALLOW_SKIPPED=1) lets it "
+                "pass on them"
+            )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
         """A failing case: its failing checks and transcript excerpt; a Proctor error: its message."""
@@ -159,6 +190,14 @@ class ProctorCase(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Where the case is, for pytest's report."""
         return self.path, None, f"{self.suite.name}::{self.case.name}"
+
+
+def _no_judge_hint(case: str, check: str) -> str:
+    """Why a case with an LLM-judged check and no judge model is a skip, and what to pass."""
+    return (
+        f"proctor case {case!r} was not fully checked: {check!r} needs a judge model and none is configured: "
+        "pass --proctor-judge provider/model, or add 'judge:' to the suite"
+    )
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from urllib.parse import quote
 from proctor.results import Comparison, RunSummary, StoredCase, compare_runs, wilson_interval, with_k
 from proctor.results._charts import Point, trend_chart
 from proctor.results._failures import FailureGroup, failure_groups
-from proctor.results._summary import PALETTE
+from proctor.results._summary import PALETTE, case_pass_interval
 
 __all__ = ["ModelTrend", "case_url", "case_view", "compare_view", "model_trends", "pretty", "run_url", "run_view"]
 
@@ -142,7 +142,7 @@ def run_view(run: RunSummary, data: dict[str, Any]) -> dict[str, Any]:
         "checks": sorted({name for row in rows for name in row.failed_checks}),
         "trial_rate": rate,
         "trial_interval": interval,
-        "case_interval": wilson_interval(run.passed, run.cases),
+        "case_interval": case_pass_interval(data.get("cases") or []),  # the JSON's pass_rate_ci: skipped left out
         "costs": summary.get("costs") or {},
         "pass_at_k": summary.get("pass_at_k"),
         "pass_hat_k": summary.get("pass_hat_k"),
