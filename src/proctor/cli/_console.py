@@ -5,6 +5,10 @@ failed to reach the target, or the budget was spent); 1 a case failed; 5 a case 
 conversation could not run, or `--max-errors` stopped the run); 4 a case was inconclusive (its simulated
 user misbehaved); 6 a case was skipped (nothing scored, e.g. no judge model) under `--ci` without
 `--allow-skipped`; 0 otherwise. 2 is bad input or usage, before any trial runs.
+
+A case the run stopped before all its planned trials ran is `incomplete` (never passed, never errored):
+the stop decides the code (130, 3, or 5 for `--max-errors`); a run that says it completed yet holds an
+incomplete case (only a hand-made result can) could not complete: 3.
 """
 
 from __future__ import annotations
@@ -49,7 +53,14 @@ __all__ = [
     "summary_text",
 ]
 
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "skipped": "dim", "inconclusive": "magenta"}
+STATUS_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "error": "yellow",
+    "skipped": "dim",
+    "inconclusive": "magenta",
+    "incomplete": "cyan",
+}
 EXIT_PASSED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 EXIT_ERRORED = 5
 """No case failed, but one errored (a check or the conversation could not run), or `--max-errors` stopped the run."""
@@ -233,7 +244,8 @@ def _table(result: RunResult, cases: list[CaseResult]) -> Table:
             _fmt(stats.pass_at_k) + own_k,
             _fmt(stats.pass_hat_k) + own_k,
             _fmt(agg.avg_score),
-            f"{counts['passed']}/{counts['failed']}/{counts['error']}",
+            f"{counts['passed']}/{counts['failed']}/{counts['error']}"
+            + ("" if agg.planned is None else f" of {agg.planned}"),  # incomplete: of the trials it planned
             _fmt(agg.p50_ms, ".0f"),
             _fmt(agg.p95_ms, ".0f"),
             str(agg.tokens.total_tokens),
@@ -248,6 +260,8 @@ def _print_case(console: Console, case: CaseResult, agg: CaseAggregate, *, verbo
     if agg.status == "passed" and not verbose and not failing:
         return
     notes = _case_notes(case)
+    if agg.status == "incomplete" and agg.reason:  # how many of its trials ran before the run stopped
+        notes.insert(0, agg.reason)
     if not notes and not failing:
         return
     style = STATUS_STYLE.get(agg.status, "")
@@ -264,12 +278,13 @@ def _print_case(console: Console, case: CaseResult, agg: CaseAggregate, *, verbo
 def _summary_line(result: RunResult) -> str:
     summary = result.summary
     trials, checks = summary.trials, summary.checks
-    extra = [(summary.inconclusive, "inconclusive"), (summary.skipped, "skipped")]
+    extra = [(summary.inconclusive, "inconclusive"), (summary.skipped, "skipped"), (summary.incomplete, "incomplete")]
     line = (
         f"{_count(summary.cases, 'case')}: [green]{summary.passed} passed[/green], "
         f"[red]{summary.failed} failed[/red], [yellow]{summary.errored} errored[/yellow]"
         + "".join(f", {n} {label}" for n, label in extra if n)
-        + f"; {_count(trials.run, 'trial')} ({trials.passed} passed, {trials.failed} failed, {trials.errored} errored)"
+        + f"; {_ran(trials.run, trials.planned)} "
+        f"({trials.passed} passed, {trials.failed} failed, {trials.errored} errored)"
         f"; checks: {checks['passed']} passed, {checks['failed']} failed, {checks['error']} errors"
     )
     if checks["skipped"]:
@@ -296,6 +311,11 @@ def _summary_line(result: RunResult) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _ran(run: int, planned: int) -> str:
+    """`4 trials`, or `4 of 12 trials` when fewer ran than were planned."""
+    return _count(run, "trial") if run >= planned else f"{run} of {_count(planned, 'trial')}"
 
 
 def _failing_check_lines(agg: CaseAggregate) -> list[str]:
@@ -408,6 +428,7 @@ def _case_json(case: CaseResult, agg: CaseAggregate, data: dict[str, Any]) -> di
         "pass_rate_ci": data["pass_rate_ci"],
         "avg_score": data["avg_score"],
         "trial_counts": agg.trial_counts,
+        **({"planned_trials": agg.planned} if agg.planned is not None else {}),
         **({"reason": agg.reason} if agg.reason else {}),
         "failing_checks": [
             {"name": f.name, "turn": f.turn, "failed": f.failed, "ran": f.ran} for f in agg.failing_checks
@@ -426,12 +447,18 @@ def exit_code(run: RunResult | dict[str, Any], *, fail_on_skipped: bool = False)
     if isinstance(run, RunResult):
         summary = run.summary
         status, reason = run.status, run.reason
-        counts = (summary.failed, summary.errored, summary.inconclusive, summary.skipped)
+        counts = (summary.failed, summary.errored, summary.inconclusive, summary.skipped, summary.incomplete)
         trials = [(t.status, t.error_type) for case in run.cases for t in case.trials]
     else:
         data = run.get("summary") or {}
         status, reason = run["status"], run.get("reason")
-        counts = (data["failed"], data["errored"], data.get("inconclusive", 0), data.get("skipped", 0))
+        counts = (
+            data["failed"],
+            data["errored"],
+            data.get("inconclusive", 0),
+            data.get("skipped", 0),
+            data.get("incomplete", 0),
+        )
         trials = [(t["status"], t.get("error_type")) for c in run["cases"] for t in c["trials"]]
     if status == "interrupted":
         return EXIT_INTERRUPTED
@@ -444,7 +471,11 @@ def exit_code(run: RunResult | dict[str, Any], *, fail_on_skipped: bool = False)
     return _exit_for_counts(*counts, fail_on_skipped=fail_on_skipped)
 
 
-def _exit_for_counts(failed: int, errored: int, inconclusive: int, skipped: int, *, fail_on_skipped: bool) -> int:
+def _exit_for_counts(
+    failed: int, errored: int, inconclusive: int, skipped: int, incomplete: int, *, fail_on_skipped: bool
+) -> int:
+    if incomplete:  # planned trials never ran, yet the run says it completed: it could not complete
+        return EXIT_UNREACHABLE
     if failed:
         return EXIT_FAILED
     if errored:

@@ -11,7 +11,7 @@ import functools
 import operator
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from proctor.scoring import CaseOutcome, PassStatistics, case_outcome, pass_statistics, percentile, wilson_interval
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from proctor.results._model import TrialResult
 
 __all__ = [
+    "CASE_STATUSES",
     "TRIAL_STATUSES",
     "CaseAggregate",
     "FailingCheck",
@@ -31,13 +32,16 @@ __all__ = [
     "aggregate_case",
     "aggregate_one",
     "aggregate_run",
+    "incomplete_case",
     "mean_statistics",
     "sum_costs",
     "zero_costs",
 ]
 
 TRIAL_STATUSES = ("passed", "failed", "error", "inconclusive", "skipped")
-"""Every trial (and case) status."""
+"""Every trial status (each is a case status too)."""
+CASE_STATUSES = (*TRIAL_STATUSES, "incomplete")
+"""Every case status: a trial's, or `incomplete` (the run stopped before all the case's planned trials ran)."""
 
 
 class RoleCosts(TypedDict):
@@ -227,9 +231,10 @@ class CaseAggregate:
     """
 
     status: str
-    """`passed`, `failed`, `error`, `inconclusive` or `skipped` (see `scoring.case_outcome`)."""
+    """`passed`, `failed`, `error`, `inconclusive` or `skipped` (see `scoring.case_outcome`), or `incomplete`
+    (the run stopped before all its planned trials ran: see `incomplete_case`)."""
     reason: str | None
-    """Why every trial was skipped (only for a `skipped` case)."""
+    """Why every trial was skipped (a `skipped` case), or how many trials ran (an `incomplete` one)."""
     pass_rate: float | None
     """Passed / scored trials; `None` when none was scored."""
     statistics: PassStatistics
@@ -253,6 +258,9 @@ class CaseAggregate:
     statistics_fields: StatisticsFields | None = field(default=None, repr=False, compare=False)
     """`statistics` as the JSON has them (`_statistics_fields`), when the caller has them (made once per
     distinct set of trial statuses)."""
+    planned: int | None = None
+    """The trials the case planned, for an `incomplete` case (in its JSON as `planned_trials`); `None`
+    otherwise (every planned trial ran)."""
 
     @property
     def passed(self) -> bool:
@@ -300,6 +308,8 @@ class CaseAggregate:
             "avg_score": _round(self.avg_score),
             "trial_counts": self.trial_counts,
         }  # 15 keys: a longer literal is built by growing an empty dict (~20 % slower); the rest assigned
+        if self.planned is not None:  # an incomplete case: how many trials it planned (`trial_counts`: that ran)
+            fields["planned_trials"] = self.planned
         # one latency: its p95 is its p50 (the same float), rounded once
         fields["latency_ms"] = {"p50": p50, "p95": p50 if self.p95_ms is self.p50_ms else _round(self.p95_ms, 3)}
         fields["tokens"] = self.tokens.to_dict()
@@ -311,7 +321,7 @@ class CaseAggregate:
 
 
 def _with_reason(fields: dict[str, Any], reason: str) -> dict[str, Any]:
-    """`fields` with `reason` after `status` (where a skipped case says why)."""
+    """`fields` with `reason` after `status` (where a skipped or incomplete case says why)."""
     items = list(fields.items())
     at = list(fields).index("status") + 1
     return dict([*items[:at], ("reason", reason), *items[at:]])
@@ -432,6 +442,19 @@ def aggregate_one(trial: TrialResult, min_pass_rate: float, k: int | None) -> Ca
     )
 
 
+def incomplete_case(aggregate: CaseAggregate, ran: int, planned: int, stopped: str | None) -> CaseAggregate:
+    """`aggregate` of a case of which only `ran` of its `planned` trials ran: `incomplete`, saying so.
+
+    Neither passed nor errored: the trials that did not run checked nothing, and the run, not the agent,
+    stopped them. The figures of the trials that ran are kept as they are (pass rate, scores, counts);
+    the reason says how the run ended (`stopped`: `interrupted`, `aborted`; `None` while it runs) and how
+    many trials ran, e.g. `interrupted: 1 of 3 trials ran`.
+    """
+    noun = "trial" if planned == 1 else "trials"
+    reason = f"{ran} of {planned} {noun} ran" if stopped is None else f"{stopped}: {ran} of {planned} {noun} ran"
+    return replace(aggregate, status="incomplete", reason=reason, planned=planned)
+
+
 @dataclass(frozen=True, slots=True)
 class TrialCounts:
     """A run's trials by status."""
@@ -468,7 +491,7 @@ class RunAggregate:
     inconclusive: int
     skipped: int
     pass_rate: float | None
-    """Passed / cases not skipped (skipped cases checked nothing)."""
+    """Passed / cases not skipped (skipped cases checked nothing; incomplete ones count, as not passed)."""
     k: int | None
     """The run's `--k`; `None`: each case's number of scored trials."""
     pass_at_k: float | None
@@ -487,6 +510,8 @@ class RunAggregate:
     tokens: Usage
     retries: int
     costs: dict[str, RoleCosts]
+    incomplete: int = 0
+    """Cases the run stopped before all their planned trials ran (neither passed nor errored)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The results JSON's `summary`."""
@@ -497,6 +522,7 @@ class RunAggregate:
             "errored": self.errored,
             **({"inconclusive": self.inconclusive} if self.inconclusive else {}),
             **({"skipped": self.skipped} if self.skipped else {}),
+            **({"incomplete": self.incomplete} if self.incomplete else {}),
             "pass_rate": _round(self.pass_rate),
             "k": self.k,
             "pass_at_k": _round(self.pass_at_k),
@@ -572,6 +598,7 @@ def aggregate_run(
         tokens=Usage(sum([c.tokens.prompt_tokens for c in cases]), sum([c.tokens.completion_tokens for c in cases])),
         retries=sum([c.retries for c in cases]),
         costs=sum_costs(c.costs for c in cases),
+        incomplete=by_case["incomplete"],
     )
 
 

@@ -28,6 +28,8 @@ __all__ = [
 ]
 
 Status = Literal["passed", "failed", "error", "inconclusive", "skipped"]
+CaseStatus = Literal["passed", "failed", "error", "inconclusive", "skipped", "incomplete"]
+"""A trial's status, or `incomplete`: the run stopped before all the case's planned trials ran."""
 CheckStatus = Literal["passed", "failed", "error", "skipped"]
 
 
@@ -136,7 +138,7 @@ class CaseRecord(_Record):
     file: str
     description: NotRequired[str | None]
     tags: list[str]
-    status: Status
+    status: CaseStatus
     reason: NotRequired[str | None]
     passed: bool
     pass_rate: float | None
@@ -148,6 +150,7 @@ class CaseRecord(_Record):
     min_pass_rate: float
     avg_score: float | None
     trial_counts: dict[str, int]
+    planned_trials: NotRequired[Annotated[int, Field(ge=1)]]  # an incomplete case's; absent: every one ran
     latency_ms: LatencyRecord
     tokens: TokensRecord
     costs: dict[str, RoleCostsRecord]
@@ -177,6 +180,7 @@ class SummaryRecord(_Record):
     errored: int
     inconclusive: NotRequired[int]
     skipped: NotRequired[int]
+    incomplete: NotRequired[int]
     pass_rate: float | None
     k: NotRequired[int | None]
     pass_at_k: NotRequired[float | None]

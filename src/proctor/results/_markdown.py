@@ -2,8 +2,8 @@
 
 The layout is Lobu's (`# Eval Report`, `## Model Comparison`, `## Overall Scores`, `## Rubric Details`,
 `## Failed Trials` with trace ids), with what Proctor adds: a cost column, errored trials beside failed
-ones, skipped cases with why nothing was scored, tool calls in transcripts, and rubric criteria counted
-over every trial instead of the first.
+ones, skipped cases with why nothing was scored, incomplete cases with how many of their trials ran, tool
+calls in transcripts, and rubric criteria counted over every trial instead of the first.
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ __all__ = ["render_markdown"]
 AGENT_TEXT_LIMIT = 500
 """Characters of each agent reply shown in a failed trial (Lobu's limit)."""
 
-_VERDICT = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+_VERDICT = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "error": "ERROR",
+    "skipped": "SKIP",
+    "inconclusive": "INCONCLUSIVE",
+    "incomplete": "INCOMPLETE",
+}
 
 
 def _cell(text: str) -> str:
@@ -186,6 +193,16 @@ def _skipped_cases(run: ReportRun) -> list[str]:
     return ["", f"## Skipped: {run.label}", "", *lines] if lines else []
 
 
+def _incomplete_cases(run: ReportRun) -> list[str]:
+    """Cases the run stopped before all their planned trials ran, with how many did: never a silent pass."""
+    lines = [
+        f"- **{_cell(case['name'])}**: {_cell(case.get('reason') or 'not every planned trial ran')}"
+        for case in run.data["cases"]
+        if case.get("status") == "incomplete"
+    ]
+    return ["", f"## Incomplete: {run.label}", "", *lines] if lines else []
+
+
 _TEMPLATE_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)[^}]*\}\}")
 """A variable of a target's URL template (`{{ session_id }}`), filled in per session."""
 
@@ -208,6 +225,8 @@ def render_markdown(report: Report) -> str:
         lines += _rubric_details(run)
     for run in report.runs:
         lines += _skipped_cases(run)
+    for run in report.runs:
+        lines += _incomplete_cases(run)
     for run in report.runs:
         lines += _failed_trials(run)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)) + "\n"

@@ -21,6 +21,7 @@ from proctor.results._aggregate import (
     aggregate_case,
     aggregate_one,
     aggregate_run,
+    incomplete_case,
     mean_statistics,
     zero_costs,
 )
@@ -344,6 +345,12 @@ class CaseResult:
     """Its trials, by trial number."""
     description: str | None = None
     """What the case tests."""
+    planned: int | None = None
+    """The trials the run planned for the case (`None`: not known; the trials it has are all there are).
+    With fewer trials than that, the case is `incomplete` (`_aggregate.incomplete_case`)."""
+    stopped: str | None = None
+    """How the run ended when it did not complete (`interrupted`, `aborted`): an incomplete case's reason
+    says it (set by `RunResult.end`)."""
     _aggregate: tuple[int, int | None, CaseAggregate, dict[str, Any]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -353,6 +360,11 @@ class CaseResult:
     def key(self) -> str:
         """`<file>::<name>`."""
         return f"{self.file}::{self.name}"
+
+    @property
+    def missing_trials(self) -> int:
+        """Planned trials the case does not have (0 when `planned` is not known)."""
+        return 0 if self.planned is None else max(0, self.planned - len(self.trials))
 
     def summarize(self, k: int | None = None) -> CaseAggregate:
         """The case's figures over its trials (computed once per trial count and k)."""
@@ -371,6 +383,9 @@ class CaseResult:
             aggregate = aggregate_one(trials[0], self.min_pass_rate, k)
         else:
             aggregate = aggregate_case(trials, min_pass_rate=self.min_pass_rate, k=k)
+        planned = self.planned
+        if planned is not None and len(trials) < planned:  # the run stopped before all its trials ran
+            aggregate = incomplete_case(aggregate, len(trials), planned, self.stopped)
         head = aggregate.case_fields(self.name, self.suite, self.file, self.description, self.tags, self.min_pass_rate)
         self._aggregate = (len(self.trials), k, aggregate, head)
         return self._aggregate
@@ -468,7 +483,7 @@ class RunResult:
     finished_at: str | None = None
     """ISO 8601 UTC; `None` while running."""
     status: str = "complete"
-    """`complete`, `interrupted` (Ctrl-C) or `aborted` (the run could not complete)."""
+    """`complete`, `interrupted` (Ctrl-C) or `aborted` (the run could not complete); set with `end`."""
     seed: int | None = None
     """The `--seed`, if given."""
     planned_trials: int = 0
@@ -489,6 +504,21 @@ class RunResult:
     def summary(self) -> RunAggregate:
         """The run's figures (computed once per set of trials; each case's are in `CaseResult.summarize`)."""
         return self._summarized()[1]
+
+    def end(self, status: str, reason: str | None = None) -> None:
+        """Set how the run ended (`status`, and `reason` when it stopped early).
+
+        A run that did not complete tells each case so (`CaseResult.stopped`): a case some of whose planned
+        trials did not run is `incomplete`, its reason saying how the run ended.
+        """
+        self.status, self.reason = status, reason
+        stopped = None if status == "complete" else status
+        for case in self.cases:
+            if case.stopped != stopped:
+                case.stopped = stopped
+                if case.missing_trials:  # only an incomplete case's figures say how the run ended
+                    case._aggregate = None
+        self._summary = None
 
     def _summarized(self) -> tuple[tuple[Any, ...], RunAggregate, dict[str, Any]]:
         key = (tuple([len(c.trials) for c in self.cases]), self.k, self.planned_trials)

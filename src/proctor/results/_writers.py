@@ -92,7 +92,11 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes | memoryview]) -> None:
 
 
 def write_junit(path: Path, run: dict[str, Any]) -> None:
-    """Write JUnit XML: one test case per case x trial, errors apart from failures."""
+    """Write JUnit XML: one test case per case x trial, errors apart from failures.
+
+    A trial an incomplete case planned that never ran (the run stopped first) is a skipped test case saying
+    so: never absent (a report would count fewer tests), never a pass.
+    """
     from xml.etree import ElementTree as ET  # JUnit output only: not loaded by every run
 
     suites = ET.Element("testsuites", name=f"proctor {run['run_id']}")
@@ -134,6 +138,21 @@ def write_junit(path: Path, run: dict[str, Any]) -> None:
                     ET.SubElement(test, "skipped", message=reason)
                 for warning in trial["warnings"]:
                     ET.SubElement(test, "system-out").text = f"warning: {warning}"
+            ran = {trial["trial"] for trial in case["trials"]}
+            for number in range(1, (case.get("planned_trials") or 0) + 1):
+                if number in ran:
+                    continue
+                counts["tests"] += 1
+                counts["skipped"] += 1
+                test = ET.SubElement(
+                    suite_el,
+                    "testcase",
+                    classname=f"{suite_name}.{case['name']}",
+                    name=f"{case['name']} [trial {number}]",
+                    file=case["file"],
+                    time="0.000",
+                )
+                ET.SubElement(test, "skipped", message=f"not run: {case.get('reason') or 'the run stopped first'}")
         for key, value in counts.items():
             suite_el.set(key, str(value))
             totals[key] += value

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from proctor.errors import ConfigError
 from proctor.results import TrialResult
 from proctor.run.execute import execute
 from proctor.run.options import RunObserver, RunOptions
@@ -137,13 +138,15 @@ async def run(
     records and writes as for a local run.
 
     Raises:
-        ConfigError: A case has no target, a target cannot be built, or `--resume` is unreadable.
+        ConfigError: A case has no target, a target cannot be built, or `--resume` is unreadable or names a
+            run this one does not continue (other cases, model or target: see `plan`), before any trial runs.
     """
     plan = plan_run(suites, options, cases)
     errors = ErrorBudget(options.max_errors, planned=len(plan.todo)) if options.max_errors is not None else None
     async with AsyncExitStack() as stack:
         resources = _Resources(plan, options)
         stack.push_async_callback(resources.aclose)
+        target = _target_of(plan, resources)
         if remote is None:
             await resources.start_states((c for c in plan.cases if f"{c.file}::{c.name}" in plan.state_keys), options)
         resources.start_models(plan, options)
@@ -152,7 +155,6 @@ async def run(
             run_one: TrialRunner = _local_runner(plan, options, resources)
         else:  # a remote worker serves a case's tools itself (a private server per trial)
             run_one = await stack.enter_async_context(remote(plan, options, resources.models))
-        target = ", ".join(sorted({t.name for t in resources.distinct}))
         exports = open_export(
             enabled=options.otel, endpoint=options.otel_endpoint, url_template=options.trace_url,
             target=target, run_id=plan.run_id,
@@ -164,7 +166,8 @@ async def run(
         )
         recorder.result.group = options.group
         if observer is not None:
-            observer.started(len(plan.todo), sum(len(v) for v in plan.kept.values()))
+            kept = sum(len(v) for v in plan.kept.values()) + sum(len(c.trials) for c in plan.carried)
+            observer.started(len(plan.todo), kept)
 
         async def one(work: TrialWork) -> None:
             running = run_one(work)
@@ -188,6 +191,25 @@ async def run(
     status = {"complete": "complete", "interrupted": "interrupted", "stopped": "aborted"}[ending.status]
     # the reason is read after the trials in flight finished: what they spent, and their errors, count
     return recorder.finish(status, stop() if ending.status == "stopped" else None)
+
+
+def _target_of(plan: Plan, resources: _Resources) -> str:
+    """The run's target description; a resumed run's must be (among) the target(s) that run recorded.
+
+    Raises:
+        ConfigError: The resumed run recorded another target: this run's results are not that run's.
+    """
+    target = ", ".join(sorted({t.name for t in resources.distinct}))
+    recorded = plan.resumed_target
+    if recorded is None or target == recorded:
+        return target
+    if {t.name for t in resources.distinct} <= set(recorded.split(", ")):
+        return recorded  # a --case/--tag subset of the run may need only some of its targets
+    raise ConfigError(
+        f"--resume: run {plan.run_id} was made against {recorded}; this run's target is {target}, and one run "
+        "holds one agent's results. Resume it with its own target (--target, or the suites'), or start a new "
+        "run (without --resume)"
+    )
 
 
 def _local_runner(plan: Plan, options: RunOptions, resources: _Resources) -> TrialRunner:

@@ -3,6 +3,11 @@
 Planning builds nothing and opens nothing: it decides. Each case gets its target spec (the command
 line's `--target` over the suite's), its trials and timeout (`--trials`, `--timeout`), whether it needs a
 graph and a judge; a resumed run keeps the finished trials of the previous one and plans the rest.
+
+Resuming continues *that* run, and never drops a result its file holds (`_match_resumed`): every planned
+case must be one of the run's (a `--case`/`--tag` subset is fine: the other cases are carried over as
+they are), with the run's model; a case runs the trials the run planned for it (`--trials` overrides,
+but not below a trial the file has). Anything else is refused before a trial runs.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from pydantic import BaseModel
 from proctor._slots import slot_init
 from proctor.checks import Checklist, registry
 from proctor.errors import ConfigError
-from proctor.results import TrialResult, read_previous_trials
+from proctor.results import CaseResult, TrialResult
+from proctor.results._journal import PreviousRun, read_previous_run
 from proctor.run.options import RunOptions
 from proctor.run.trial import case_key
 from proctor.suite import Case, Suite
@@ -83,6 +89,17 @@ class Plan:
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Session variables each case's data asks for (watsonx `runtime_context`, `file_upload`), by case key
     (a case without metadata asks for none and is absent)."""
+    stale: dict[str, dict[int, TrialResult]] = field(default_factory=dict)
+    """A resumed run's trials that run again (errored, skipped, inconclusive), by case key and trial number: they
+    stay in the results until their new trial finishes (an interrupted resume drops none of them)."""
+    carried: list[CaseResult] = field(default_factory=list)
+    """A resumed run's cases this run does not plan (a `--case`/`--tag` subset): kept as they are, trials and all."""
+    order: list[str] = field(default_factory=list)
+    """A resumed run's case keys in its order (the results keep it); empty for a new run."""
+    resumed_target: str | None = None
+    """The target(s) the resumed run recorded (`batch.run` refuses another)."""
+    resumed_end: tuple[str, str | None] | None = None
+    """How the resumed run ended (status, reason): what this run ends as when a carried case is still incomplete."""
 
 
 def filter_cases(suites: Sequence[Suite], names: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Case]:
@@ -122,14 +139,20 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
     previous: dict[tuple[str, int], TrialResult] = {}
     header: dict[str, Any] = {}
     resume_path = _resume_path(options) if options.resume is not None else None
+    resumed: PreviousRun | None = None
+    carried: list[CaseResult] = []
     if resume_path is not None:
-        header, previous = read_previous_trials(resume_path)
+        resumed = read_previous_run(resume_path)
+        header, previous = resumed.header, resumed.trials
+        planned = _match_resumed(resumed, planned, keys, options)
+        carried = _carried(resumed, set(keys))
     model = options.model or header.get("model")
     results_dir = _results_dir(options, resume_path, planned)
     run_id = header.get("run_id") or f"{_slug(model or 'agent')}_{_now().strftime('%Y%m%dT%H%M%SZ')}"
     if resume_path is None and options.write_results:
         run_id = unique_run_id(results_dir, run_id)
     kept: dict[str, list[TrialResult]] = {key: [] for key in keys}
+    stale: dict[str, dict[int, TrialResult]] = {}
     todo: list[TrialWork] = []
     for key, case in zip(keys, planned, strict=True):
         checklist = None if case.script else Checklist.of(case)  # a scenario's checks are its steps'
@@ -138,6 +161,8 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
             if old is not None and old.status in ("passed", "failed"):
                 kept[key].append(old)
             else:
+                if old is not None:  # runs again; kept until its new trial finishes
+                    stale.setdefault(key, {})[number] = old
                 todo.append(TrialWork(case, number, key, checklist))
     return Plan(
         cases=planned,
@@ -151,7 +176,103 @@ def plan_run(suites: Sequence[Suite], options: RunOptions, cases: Sequence[Case]
         resumed=resume_path is not None,
         state_keys={key for key, c in zip(keys, planned, strict=True) if needs_state(c)},
         variables={key: _case_variables(c) for key, c in zip(keys, planned, strict=True) if c.metadata},
+        stale=stale,
+        carried=carried,
+        order=list(resumed.cases) if resumed is not None else [],
+        resumed_target=header.get("target") if resumed is not None else None,
+        resumed_end=(resumed.status, header.get("reason")) if resumed is not None else None,
     )
+
+
+def _match_resumed(run: PreviousRun, planned: list[Case], keys: list[str], options: RunOptions) -> list[Case]:
+    """The planned cases, checked against the run they resume, each with the trials that run planned for it.
+
+    Refused (`ConfigError`, before anything runs): another `--model` than the run's; a planned case the run
+    does not have (another suite or project: its results would replace the run's); a `--trials` below a
+    trial the run has. A journal of an older Proctor does not list its cases: there only a plan sharing
+    no case with it is refused.
+
+    Raises:
+        ConfigError: The plan is not a continuation of the run; the message says what differs and what to do.
+    """
+    where = f"--resume: {run.path} is run {run.run_id}"
+    recorded_model = run.header.get("model")
+    if options.model is not None and options.model != recorded_model:
+        made = "without --model" if recorded_model is None else f"with --model {recorded_model}"
+        raise ConfigError(
+            f"{where}, made {made}; --model {options.model} would mix two models' results in one run. "
+            f"Resume it {made}, or start a new run (without --resume)"
+        )
+    cases = run.cases
+    foreign = [
+        c for c, key in zip(planned, keys, strict=True) if key not in cases or cases[key].suite not in (None, c.suite)
+    ]
+    if foreign and (run.listed or (cases and len(foreign) == len(planned))):
+        raise ConfigError(
+            f"{where}, whose cases are {_names(cases.values())}; it has no case {_names(foreign)}, so this is not "
+            "that run (resuming would replace its results). Resume it with its own suites (--case/--tag may pick "
+            "some of its cases), or run these cases as a new run (without --resume)"
+        )
+    highest: dict[str, int] = {}
+    for key, number in run.trials:
+        highest[key] = max(number, highest.get(key, 0))
+    matched: list[Case] = []
+    for case, key in zip(planned, keys, strict=True):
+        recorded = cases.get(key)
+        if options.trials is None and recorded is not None and recorded.planned not in (None, case.trials):
+            case = replace(case, trials=recorded.planned)  # the run's own plan (`--trials` then): finish it
+        if highest.get(key, 0) > case.trials:
+            source = f"--trials {options.trials}" if options.trials is not None else "its suite's count"
+            raise ConfigError(
+                f"{where}, which has trial {highest[key]} of case {case.name!r} ({case.file}); this run plans "
+                f"{case.trials} ({source}), which would drop it. Give --trials {highest[key]} or more, or start a "
+                "new run (without --resume)"
+            )
+        matched.append(case)
+    return matched
+
+
+def _carried(run: PreviousRun, planned: set[str]) -> list[CaseResult]:
+    """The resumed run's cases this run does not plan, as they are (every trial kept, errored ones too).
+
+    Raises:
+        ConfigError: The file does not record what such a case needs (a journal or interrupted run of an
+            older Proctor): resume every case of the run instead.
+    """
+    out: list[CaseResult] = []
+    trials: dict[str, list[TrialResult]] = {}
+    for (key, _), trial in run.trials.items():
+        trials.setdefault(key, []).append(trial)
+    for key, case in run.cases.items():
+        if key in planned:
+            continue
+        if case.suite is None or case.min_pass_rate is None or case.planned is None:
+            raise ConfigError(
+                f"--resume: {run.path} (run {run.run_id}) does not record how many trials case {case.name!r} "
+                f"({case.file}) planned (written by an older Proctor), so resuming only some of its cases could "
+                "misreport it: resume all its cases (no --case/--tag), or start a new run (without --resume)"
+            )
+        kept = sorted(trials.get(key, []), key=lambda t: t.trial)
+        out.append(
+            CaseResult(
+                case.name,
+                case.suite,
+                case.file,
+                list(case.tags),
+                case.min_pass_rate,
+                kept,
+                case.description,
+                planned=max(case.planned, len(kept)),
+            )
+        )
+    return out
+
+
+def _names(cases: Any) -> str:
+    """`'a' (s.yaml), 'b' (s.yaml) and 3 more` (at most three named)."""
+    listed = [f"{c.name!r} ({c.file})" for c in cases]
+    more = f" and {len(listed) - 3} more" if len(listed) > 3 else ""
+    return ", ".join(listed[:3]) + more if listed else "none"
 
 
 def _case_variables(case: Case) -> dict[str, Any]:
