@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from proctor._redact import redact
 from proctor.errors import ConfigError, TargetHTTPError, TargetProtocolError, TargetUnreachable
 from proctor.suite import HttpTargetSpec
 from proctor.targets import HttpTarget, SessionContext
@@ -145,8 +146,9 @@ async def test_missing_reply_path_names_path_and_body(rest_server: RestServer) -
             await session.send("hi")
     finally:
         await target.aclose()
+    # the URL as errors quote it: masked, when an earlier test read this base URL from the environment
     assert str(caught.value) == (
-        f"reply from {rest_server.base_url}/chat has nothing at $.answer.text: "
+        f"reply from {redact(rest_server.base_url)}/chat has nothing at $.answer.text: "
         '{"reply": "1 messages; last: hi", "usage": {"inputTokens": 3, "outputTokens": 4}}'
     )
 

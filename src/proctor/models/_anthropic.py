@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from proctor._redact import redact_excerpt, remember_credential, remember_environment_secrets, remember_url_credentials
 from proctor.errors import ModelError
 from proctor.models._base import (
     GenerateConfig,
@@ -122,7 +123,7 @@ def parse_messages_response(data: Any, where: str) -> ModelResponse:
     """
     content = data.get("content") if isinstance(data, Mapping) else None
     if not isinstance(content, list):
-        raise ModelError(f"{where}: the answer has no content: {str(data)[:200]}")
+        raise ModelError(f"{where}: the answer has no content: {redact_excerpt(data, 200)}")
     tool_inputs = [b.get("input") for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"]
     if tool_inputs:
         text = json.dumps(tool_inputs[0], ensure_ascii=False)
@@ -161,6 +162,12 @@ class AnthropicProvider:
         self.name = f"anthropic/{model}"
         self.endpoint = base_url or ""
         self._api_key = api_key
+        # masked wherever the provider echoes it: the key given, else those the SDK reads itself
+        if api_key:
+            remember_credential(api_key)
+        else:
+            remember_environment_secrets("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+        remember_url_credentials(self.endpoint)
         self._client: LoopLocal[Any] = LoopLocal(self._make_client)
 
     def _make_client(self) -> Any:

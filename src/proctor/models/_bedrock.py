@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from proctor._redact import redact_excerpt, remember_environment_secrets, remember_url_credentials
 from proctor.errors import ModelError
 from proctor.models._anthropic import DEFAULT_MAX_TOKENS, accepts_temperature
 from proctor.models._base import (
@@ -103,7 +104,7 @@ def parse_converse_response(data: Any, where: str) -> ModelResponse:
     message = output.get("message") if isinstance(output, Mapping) else None
     content = message.get("content") if isinstance(message, Mapping) else None
     if not isinstance(content, list):
-        raise ModelError(f"{where}: the answer has no output message: {str(data)[:200]}")
+        raise ModelError(f"{where}: the answer has no output message: {redact_excerpt(data, 200)}")
     tool_inputs = [b["toolUse"].get("input") for b in content if isinstance(b, Mapping) and "toolUse" in b]
     if tool_inputs:
         text = json.dumps(tool_inputs[0], ensure_ascii=False)
@@ -142,6 +143,10 @@ class BedrockProvider:
         self._region = region
         self._endpoint_url = endpoint_url
         self._max_connections = max_connections
+        # boto3 reads the credentials itself: masked wherever the service echoes them
+        remember_environment_secrets("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
+        if endpoint_url:
+            remember_url_credentials(endpoint_url)
         self._client: Any = None
 
     def _make_client(self) -> Any:

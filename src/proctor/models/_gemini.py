@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from proctor._redact import redact_excerpt, remember_credential, remember_environment_secrets, remember_url_credentials
 from proctor.errors import ModelError
 from proctor.models._base import GenerateConfig, LoopLocal, ModelResponse, check_module, require_module, split_system
 from proctor.models._retry import map_sdk_error
@@ -105,7 +106,11 @@ def parse_gemini_response(data: Any, where: str) -> ModelResponse:
     if not isinstance(candidates, list) or not candidates:
         feedback = _get(data, "prompt_feedback", "promptFeedback")
         reason = _get(feedback, "block_reason", "blockReason")
-        why = f"the prompt was blocked ({reason})" if reason else f"the answer has no candidates: {str(data)[:200]}"
+        why = (
+            f"the prompt was blocked ({reason})"
+            if reason
+            else f"the answer has no candidates: {redact_excerpt(data, 200)}"
+        )
         raise ModelError(f"{where}: {why}")
     texts = []
     for candidate in candidates:
@@ -148,6 +153,12 @@ class GeminiProvider:
         self.name = f"gemini/{model}"
         self.endpoint = base_url or ""
         self._api_key = api_key
+        # masked wherever the provider echoes it: the key given, else those the SDK reads itself
+        if api_key:
+            remember_credential(api_key)
+        else:
+            remember_environment_secrets("GEMINI_API_KEY", "GOOGLE_API_KEY")
+        remember_url_credentials(self.endpoint)
         self._client: LoopLocal[Any] = LoopLocal(self._make_client)
 
     def _make_client(self) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from proctor._redact import remember_credential, remember_environment_secrets, remember_url_credentials
 from proctor.models._base import GenerateConfig, ModelResponse, check_module, require_module
 from proctor.models._openai import build_chat_request, parse_chat_response
 from proctor.models._retry import map_sdk_error
@@ -86,6 +87,12 @@ class LiteLLMProvider:
         self.name = f"litellm/{model}"
         self.endpoint = base_url or ""
         self._api_key = api_key
+        # masked wherever a provider echoes it: the key given, else any `*_API_KEY` LiteLLM may read itself
+        if api_key:
+            remember_credential(api_key)
+        else:
+            remember_environment_secrets()
+        remember_url_credentials(self.endpoint)
         self._module: Any = None
 
     def _litellm(self) -> Any:

@@ -16,8 +16,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from proctor._http import ConnectTimeout, HttpClient, HttpError, HttpResponse, ReplyTimeout, decode_json
-from proctor._redact import redact_url
+from proctor._http import (
+    ConnectTimeout,
+    HttpClient,
+    HttpError,
+    HttpResponse,
+    ReplyTimeout,
+    decode_json,
+    environment_proxies,
+)
+from proctor._redact import redact, redact_excerpt, redact_url, remember_credential, remember_url_credentials
 from proctor.errors import ConfigError, ModelError, ModelHTTPError, ModelTimeout
 from proctor.models._base import GenerateConfig, ModelResponse
 from proctor.models._retry import parse_retry_after
@@ -161,7 +169,7 @@ def parse_chat_response(data: Any, where: str) -> ModelResponse:
     # `type(x) is dict or`: a decoded body is made of dicts, and an ABC's isinstance costs ~10x a type test
     choices = data.get("choices") if type(data) is dict or isinstance(data, Mapping) else None
     if not isinstance(choices, list) or not choices or not _mapping(choices[0]):
-        raise ModelError(f"{where}: the answer has no choices: {str(data)[:200]}")
+        raise ModelError(f"{where}: the answer has no choices: {redact_excerpt(data, 200)}")
     texts = [_content_text(choice.get("message", {}).get("content")) if _mapping(choice) else "" for choice in choices]
     usage_data = data.get("usage") or {}
     usage = Usage(int(usage_data.get("prompt_tokens") or 0), int(usage_data.get("completion_tokens") or 0))
@@ -190,6 +198,7 @@ def _host(url: str) -> str:
 
 
 def _error_message(response: HttpResponse) -> str:
+    """The error an answer gives, masked (a server may echo the key it got) and cut to 300 characters."""
     try:
         data = json.loads(response.content)
     except ValueError:
@@ -197,7 +206,7 @@ def _error_message(response: HttpResponse) -> str:
     else:
         error = data.get("error") if isinstance(data, Mapping) else None
         text = str(error.get("message") if isinstance(error, Mapping) else error or data)
-    return text if len(text) <= 300 else text[:300] + "..."
+    return redact_excerpt(text, 300)
 
 
 class OpenAICompatibleProvider:
@@ -225,12 +234,16 @@ class OpenAICompatibleProvider:
         self.model = model
         self.endpoint = base_url.rstrip("/")
         self.url = f"{self.endpoint}/chat/completions"
+        remember_url_credentials(self.url)  # userinfo (sent as Basic auth) and secret query values: masked
+        for proxy in environment_proxies().values():  # the client sends their userinfo as Proxy-Authorization
+            remember_url_credentials(proxy if "://" in proxy else f"http://{proxy}")
         self.shown_url = redact_url(self.url)  # issue 16: errors quote the endpoint without its userinfo
         self.name = f"{provider}/{model}"
         host = _host(self.endpoint)
         self._official = host == "api.openai.com"
         headers = {"Accept": "application/json"}
         if api_key:
+            remember_credential(api_key)  # masked wherever a server echoes it (a 401 body, a judge's reason)
             headers["Authorization"] = f"Bearer {api_key}"
             if host.endswith(".azure.com"):
                 headers["api-key"] = api_key
@@ -250,10 +263,10 @@ class OpenAICompatibleProvider:
             raise ModelTimeout(f"{self.name}: no reply from {self.shown_url} within {config.timeout:g} s") from None
         except HttpError as exc:
             if exc.retryable:  # the connection failed: sending again may work
-                error = ModelError(f"{self.name}: cannot reach {self.shown_url}: {exc}")
+                error = ModelError(redact(f"{self.name}: cannot reach {self.shown_url}: {exc}"))
                 error.retryable = True
                 raise error from exc
-            raise ModelError(f"{self.name}: POST {self.shown_url} failed: {exc}") from exc
+            raise ModelError(redact(f"{self.name}: POST {self.shown_url} failed: {exc}")) from exc
         status = response.status_code
         if status >= 400:
             retry_after = parse_retry_after(response.headers) if status == 429 or status >= 500 else None
@@ -266,7 +279,7 @@ class OpenAICompatibleProvider:
             data = decode_json(response.content)
         except ValueError:
             raise ModelError(
-                f"{self.name}: the answer from {self.shown_url} is not JSON: {response.text[:100]!r}"
+                f"{self.name}: the answer from {self.shown_url} is not JSON: {redact_excerpt(response.text, 100)!r}"
             ) from None
         return parse_chat_response(data, self.name)
 

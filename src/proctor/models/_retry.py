@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import anyio
 
+from proctor._redact import redact_excerpt
 from proctor._retry_after import parse_retry_after
 from proctor.errors import ModelError, ModelHTTPError, ModelTimeout
 
@@ -129,9 +130,8 @@ def map_sdk_error(exc: BaseException, where: str) -> ModelError | None:
         when `exc` does not look like a transport or API failure (a bug: let it propagate).
     """
     names = [cls.__name__ for cls in type(exc).__mro__]
-    text = str(exc).strip() or type(exc).__name__
-    if len(text) > 300:
-        text = text[:300] + "..."
+    # an SDK's message quotes the provider's answer, which may echo the key it got: masked, then cut
+    text = redact_excerpt(str(exc).strip() or type(exc).__name__, 300)
     if any("Timeout" in name for name in names):
         return ModelTimeout(f"{where}: no reply in time: {text}")
     status = 429 if _throttled(exc) else _status_of(exc)

@@ -36,7 +36,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from proctor._redact import redact_url
+from proctor._redact import redact, redact_excerpt, redact_url, remember_url_credentials
 from proctor.errors import ConfigError, TargetHTTPError, TargetProtocolError
 from proctor.suite._targets import EmbabelTargetSpec
 from proctor.targets._base import SessionContext
@@ -73,11 +73,12 @@ class EmbabelTarget:
         self.spec = spec
         self.base = str(spec.base_url).rstrip("/")
         self.name = f"embabel {redact_url(self.base)}"
+        remember_url_credentials(self.base)  # userinfo (sent as Basic auth) and secret query values: masked
         headers = {key: expand_env(value, f"target header {key}") for key, value in spec.headers.items()}
         api_key = expand_env(spec.api_key, "target api_key") if spec.api_key else os.environ.get(API_KEY_ENV)
         if api_key:
             headers["X-API-KEY"] = api_key
-        self.client = build_client(max_connections=max_connections, headers=headers)
+        self.client = build_client(max_connections=max_connections, headers=headers)  # remembers the key
         self.policy = RetryPolicy(
             max_retries=spec.attempts - 1,
             initial_wait=spec.backoff,
@@ -107,7 +108,7 @@ class EmbabelTarget:
                 ) from None
             if method != "PUT" or exc.status_code != _METHOD_NOT_ALLOWED:
                 raise
-        logger.info("%s answered 405 to PUT: using POST for it from now on", url)
+        logger.info("%s answered 405 to PUT: using POST for it from now on", redact(url))
         self.methods[endpoint] = "POST"
         return await send_with_retries(self.client, "POST", url, request_timeout=request_timeout, **options)
 
@@ -125,7 +126,9 @@ class EmbabelTarget:
             else None
         )
         if not isinstance(session_id, str | int) or session_id == "":
-            raise TargetProtocolError(f"session reply from {response.url} has no session id: {str(data)[:200]}")
+            raise TargetProtocolError(
+                f"session reply from {redact(response.url)} has no session id: {redact_excerpt(data, 200)}"
+            )
         return EmbabelSession(self, context, str(session_id))
 
     async def ingest(self, text: str, context: SessionContext) -> int:
@@ -174,12 +177,15 @@ class EmbabelSession:
         data = decode_json(response)
         reply = data.get("message") if isinstance(data, dict) else None
         if not isinstance(reply, dict) or not isinstance(reply.get("content"), str):
-            raise TargetProtocolError(f"reply from {response.url} has no message.content: {str(data)[:200]}")
+            raise TargetProtocolError(
+                f"reply from {redact(response.url)} has no message.content: {redact_excerpt(data, 200)}"
+            )
         events = data.get("events") or []
         if not isinstance(events, list):
-            raise TargetProtocolError(f"reply from {response.url} has events that are not a list")
-        for event in events:
-            logger.info("embabel event: %s", json.dumps(event, default=str)[:500])
+            raise TargetProtocolError(f"reply from {redact(response.url)} has events that are not a list")
+        if logger.isEnabledFor(logging.INFO):  # an event may quote what the agent was sent: masked
+            for event in events:
+                logger.info("embabel event: %s", redact_excerpt(json.dumps(event, default=str), 500))
         return AgentReply(reply["content"], tool_calls_from_events(events), latency, raw=data, retries=retries)
 
     async def object_context(self) -> Any:

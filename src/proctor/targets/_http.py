@@ -16,7 +16,7 @@ import jinja2
 import jinja2.sandbox
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
-from proctor._redact import redact_url, remember_secret
+from proctor._redact import redact, redact_excerpt, redact_url, remember_header, remember_secret
 from proctor.errors import ConfigError, TargetError, TargetProtocolError
 from proctor.suite._targets import HttpRequestSpec, HttpTargetSpec
 from proctor.targets._base import SessionContext
@@ -93,8 +93,8 @@ class _Templates:
                 expression = self.env.compile_expression(single.group(1), undefined_to_none=False)
                 return _guarded(lambda variables: expression(**variables), source, where)
             template = self.env.from_string(source)
-        except jinja2.TemplateSyntaxError as exc:
-            raise ConfigError(f"bad template in {where}: {exc.message} in {source!r}") from None
+        except jinja2.TemplateSyntaxError as exc:  # `${VAR}` is expanded in `source`: masked
+            raise ConfigError(redact(f"bad template in {where}: {exc.message} in {source!r}")) from None
         return _guarded(template.render, source, where)
 
 
@@ -106,7 +106,7 @@ def _guarded(render: Callable[..., Any], source: str, where: str) -> _Render:
                 str(value)  # StrictUndefined raises, naming the missing variable
                 raise jinja2.UndefinedError("the value is undefined")
         except jinja2.TemplateError as exc:
-            raise ConfigError(f"cannot render {where} ({source!r}): {exc}") from None
+            raise ConfigError(redact(f"cannot render {where} ({source!r}): {exc}")) from None
         return value
 
     return guarded
@@ -123,6 +123,9 @@ class _Request:
 
     @classmethod
     def compile(cls, spec: HttpRequestSpec, templates: _Templates, where: str) -> _Request:
+        for key, value in spec.headers.items():
+            if isinstance(value, str) and not any(marker in value for marker in _TEMPLATE_MARKERS):
+                remember_header(key, expand_env(value, f"{where}.headers.{key}"))  # a static key: masked
         headers = tuple(
             (key, templates.compile(value, f"{where}.headers.{key}")) for key, value in spec.headers.items()
         )
@@ -144,8 +147,8 @@ def _compile_path(path: str, where: str) -> Any:
 
 
 def _excerpt(data: Any) -> str:
-    text = json.dumps(data, default=str)
-    return text if len(text) <= 200 else text[:200] + "..."
+    """A reply quoted in an error: a server may echo the credentials it got, so they are masked."""
+    return redact_excerpt(json.dumps(data, default=str), 200)
 
 
 class HttpTarget:
@@ -222,7 +225,7 @@ class HttpTarget:
                 if not found or found[0].value is None:
                     path = self.spec.session.id_path if self.spec.session else ""
                     raise TargetProtocolError(
-                        f"session reply from {response.url} has nothing at {path}: {_excerpt(data)}"
+                        f"session reply from {redact(response.url)} has nothing at {path}: {_excerpt(data)}"
                     )
                 session.session_id = str(found[0].value)
         return session
@@ -269,7 +272,9 @@ class HttpTarget:
     def _parse(self, data: Any, url: str) -> AgentReply:
         found = self._reply_path.find(data)
         if not found:
-            raise TargetProtocolError(f"reply from {url} has nothing at {self.spec.reply_path}: {_excerpt(data)}")
+            raise TargetProtocolError(
+                f"reply from {redact(url)} has nothing at {self.spec.reply_path}: {_excerpt(data)}"
+            )
         value = found[0].value
         text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
         tool_calls = []
@@ -280,7 +285,10 @@ class HttpTarget:
                     items.extend(match.value)
                 elif match.value is not None:
                     items.append(match.value)
-            tool_calls = parse_tool_calls(items, f"{self.spec.tool_calls_path} of the reply from {url}")
+            try:
+                tool_calls = parse_tool_calls(items, f"{self.spec.tool_calls_path} of the reply from {url}")
+            except TargetProtocolError as exc:  # it quotes the reply: masked
+                raise TargetProtocolError(redact(str(exc))) from None
         usage = None
         if self._usage_path is not None:
             matches = self._usage_path.find(data)
@@ -376,7 +384,7 @@ class HttpSession:
         if not found:
             where = target.spec.object_context.path if target.spec.object_context else "$"
             raise TargetProtocolError(
-                f"object context reply from {response.url} has nothing at {where}: {_excerpt(data)}"
+                f"object context reply from {redact(response.url)} has nothing at {where}: {_excerpt(data)}"
             )
         return found[0].value
 

@@ -28,9 +28,10 @@ from proctor._http import (
     HttpError,
     HttpResponse,
     ReplyTimeout,
+    environment_proxies,
 )
 from proctor._http import decode_json as decode_body  # orjson, with the standard library's fallback
-from proctor._redact import redact, remember_secret
+from proctor._redact import redact, redact_excerpt, remember_headers, remember_secret, remember_url_credentials
 from proctor._retry_after import parse_retry_after
 from proctor._trace_context import trace_headers
 from proctor.errors import (
@@ -96,6 +97,9 @@ def build_client(
     Returns:
         A client that follows redirects; the target closes it in its `aclose`.
     """
+    remember_headers(headers)  # an API key sent on every request: masked wherever a server echoes it
+    for proxy in environment_proxies().values():  # the client sends their userinfo as Proxy-Authorization
+        remember_url_credentials(proxy if "://" in proxy else f"http://{proxy}")
     return HttpClient(max_connections=max_connections, headers=headers, follow_redirects=True)
 
 
@@ -176,10 +180,6 @@ def _after(retries: int) -> str:
     return f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
 
 
-def _excerpt(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _backoff(policy: RetryPolicy, attempts: int, retry_after: float | None) -> float:
     """Seconds to wait after `attempts` failed attempts: the server's `Retry-After`, else exponential + jitter."""
     if retry_after is not None:
@@ -218,6 +218,7 @@ async def send_with_retries(
         TargetHTTPError: The agent answered with a 4xx, or with 5xx/429 on every attempt.
         TargetTimeout: An attempt got no reply within `request_timeout`.
     """
+    remember_url_credentials(url)  # its userinfo is sent as Basic auth: masked wherever a server echoes it
     traced = trace_headers()  # W3C traceparent/tracestate of the trial, when the run exports traces
     if traced:
         headers = {**traced, **(headers or {})}
@@ -239,12 +240,13 @@ async def send_with_retries(
             if status < 400:
                 return response, retries
             if (status < 500 and status != 429) or retries >= policy.max_retries:
-                body = _excerpt(response.text, 200)
+                body = redact_excerpt(response.text, 200)  # a server may echo the credentials it got
                 after = _after(retries) if status >= 500 or status == 429 else ""
                 raise TargetHTTPError(f"{method} {redact(url)} returned {status}{after}: {body}", status)
             failure = response
             wait = _backoff(policy, retries + 1, parse_retry_after(response.headers) if status in (429, 503) else None)
-        logger.debug("retrying in %.2f s after attempt %d: %s", wait, retries + 1, failure)
+        if logger.isEnabledFor(logging.DEBUG):  # the failure quotes the URL: its userinfo and keys masked
+            logger.debug("retrying in %.2f s after attempt %d: %s", wait, retries + 1, redact(str(failure)))
         await anyio.sleep(wait)
         retries += 1
 
@@ -264,5 +266,5 @@ def decode_json(response: HttpResponse) -> Any:
     try:
         return decode_body(response.content)
     except ValueError:
-        text = _excerpt(response.text, 100)
+        text = redact_excerpt(response.text, 100)
         raise TargetProtocolError(f"reply from {redact(response.url)} is not JSON: {text!r}") from None

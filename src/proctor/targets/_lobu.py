@@ -29,7 +29,14 @@ import anyio
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-from proctor._redact import redact, redact_url
+from proctor._redact import (
+    masking,
+    redact,
+    redact_excerpt,
+    redact_url,
+    remember_credential,
+    remember_url_credentials,
+)
 from proctor._tls import shared_ssl_context
 from proctor.errors import (
     ConfigError,
@@ -129,6 +136,7 @@ def resolve_token(spec: LobuTargetSpec) -> str | None:
     for name in [*names, "LOBU_API_TOKEN", "ADMIN_PASSWORD"]:
         value = os.environ.get(name)
         if value:
+            remember_credential(value)  # sent as a bearer token: masked wherever the gateway echoes it
             return value
     return None
 
@@ -174,6 +182,7 @@ class LobuTarget:
         self.gateway = resolve_gateway(spec)
         self.agent = resolve_agent(spec)
         self._token = resolve_token(spec)
+        remember_url_credentials(self.gateway)  # userinfo (sent as Basic auth) and secret query values: masked
         self.name = f"lobu {redact_url(self.gateway)} agent={self.agent}"
         self._retry = retry
         self._client = build_client(max_connections=max_connections)
@@ -217,7 +226,9 @@ class LobuTarget:
         session_key = data.get("agentId") if isinstance(data, dict) else None
         token = data.get("token") if isinstance(data, dict) else None
         if not isinstance(session_key, str) or not session_key or not isinstance(token, str):
-            raise TargetProtocolError(f"session reply from {url} has no agentId and token: {str(data)[:200]}")
+            with masking(token if isinstance(token, str) else ""):  # the session's token: masked too
+                shown = redact_excerpt(data, 200)
+            raise TargetProtocolError(f"session reply from {redact(url)} has no agentId and token: {shown}")
         base = f"{self.gateway}/api/v1/agents/{quote(session_key, safe='')}"
         return LobuSession(self, context, base, token)
 
@@ -236,6 +247,9 @@ class LobuSession:
         self.base = base
         """`{gateway}/api/v1/agents/{session key}`."""
         self._auth = {**graph_headers(context.variables), "Authorization": f"Bearer {token}"}
+        # One token per session: masked in this session's errors (`masking`) rather than remembered for the
+        # whole run (a run of thousands of trials would make the global mask slow for nothing).
+        self._token = token
 
     async def send(self, message: str) -> AgentReply:
         """Post `message` and collect the reply from the event stream.
@@ -249,8 +263,13 @@ class LobuSession:
 
         Raises:
             proctor.errors.TargetError: A request failed, the agent reported an error, the stream ended
-                before `complete`, or no `complete` came within the timeout.
+                before `complete`, or no `complete` came within the timeout (the session's token masked in
+                its message).
         """
+        with masking(self._token):
+            return await self._send(message)
+
+    async def _send(self, message: str) -> AgentReply:
         target = self._target
         timeout = self._context.timeout
         started = time.perf_counter()
@@ -267,7 +286,7 @@ class LobuSession:
         data = decode_json(response)
         message_id = data.get("messageId") if isinstance(data, dict) else None
         if message_id is None:
-            raise TargetProtocolError(f"reply from {url} has no messageId: {str(data)[:200]}")
+            raise TargetProtocolError(f"reply from {redact(url)} has no messageId: {redact_excerpt(data, 200)}")
         traceparent = data.get("traceparent")
         parts = traceparent.split("-") if isinstance(traceparent, str) else []
         reply = await self._collect(str(message_id))
@@ -283,11 +302,13 @@ class LobuSession:
             with anyio.fail_after(timeout):
                 return await self._read_stream(url, message_id)
         except TimeoutError:
-            raise TargetTimeout(f"no complete event for message {message_id} from {url} within {timeout:g} s") from None
+            raise TargetTimeout(
+                f"no complete event for message {message_id} from {redact(url)} within {timeout:g} s"
+            ) from None
         except httpx.HTTPError as exc:
             raise _stream_error(exc, url, timeout) from exc
         except SSEError as exc:
-            raise TargetProtocolError(f"reply from {url} is not an event stream: {exc}") from None
+            raise TargetProtocolError(redact(f"reply from {url} is not an event stream: {exc}")) from None
 
     async def _read_stream(self, url: str, message_id: str) -> AgentReply:
         text: list[str] = []
@@ -300,8 +321,9 @@ class LobuSession:
             response = source.response
             if response.status_code >= 400:
                 await response.aread()
+                body = redact_excerpt(response.text, 200)  # a gateway may echo the credentials it got
                 raise TargetHTTPError(
-                    f"GET {url} returned {response.status_code}: {response.text[:200]}", response.status_code
+                    f"GET {redact(url)} returned {response.status_code}: {body}", response.status_code
                 )
             async for event in source.aiter_sse():
                 try:
@@ -321,30 +343,33 @@ class LobuSession:
                     tool_calls.extend(_tool_calls(kind, data, url))
                 elif kind == "error":
                     error = data.get("error") or "unknown error"
-                    raise TargetProtocolError(f"Lobu agent {self._target.agent} reported an error: {error}")
+                    raise TargetProtocolError(
+                        f"Lobu agent {self._target.agent} reported an error: {redact_excerpt(error, 500)}"
+                    )
                 elif kind == "complete":
                     if not tool_calls and isinstance(data.get("tool_calls"), list):
                         tool_calls = _tool_calls(kind, data, url)  # a summary of the calls, if the gateway sends one
                     usage: Usage | None = parse_usage(data.get("usage"))
                     return AgentReply(text="".join(text), tool_calls=tool_calls, usage=usage, raw={"events": events})
         raise TargetProtocolError(
-            f"event stream from {url} ended before the complete event for message {message_id} "
+            f"event stream from {redact(url)} ended before the complete event for message {message_id} "
             f"({len(''.join(text))} characters received)"
         )
 
     async def aclose(self) -> None:
         """Delete the gateway session (best effort; failures are logged at debug level only)."""
         try:
-            await send_with_retries(
-                self._target._client,
-                "DELETE",
-                self.base,
-                request_timeout=self._context.timeout,
-                headers=self._auth,
-                policy=NO_RETRY,
-            )
+            with masking(self._token):
+                await send_with_retries(
+                    self._target._client,
+                    "DELETE",
+                    self.base,
+                    request_timeout=self._context.timeout,
+                    headers=self._auth,
+                    policy=NO_RETRY,
+                )
         except TargetError as exc:
-            logger.debug("deleting Lobu session %s failed: %s", self.base, exc)
+            logger.debug("deleting Lobu session %s failed: %s", redact(self.base), exc)
 
 
 def _stream_error(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError:
@@ -364,7 +389,13 @@ def _stream_error(exc: httpx.HTTPError, url: str, timeout: float) -> TargetError
 
 
 def _tool_calls(kind: str, data: dict[str, Any], url: str) -> list[ToolCall]:
-    where = f"a {kind} event from {url}"
+    try:
+        return _read_tool_calls(kind, data, f"a {kind} event from {url}")
+    except TargetProtocolError as exc:  # it quotes the event: masked
+        raise TargetProtocolError(redact(str(exc))) from None
+
+
+def _read_tool_calls(kind: str, data: dict[str, Any], where: str) -> list[ToolCall]:
     if isinstance(data.get("tool_calls"), list):
         return parse_tool_calls(data["tool_calls"], where)
     nested = data.get("toolCall", data.get("tool_call"))

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from proctor._redact import redact_url
+from proctor._redact import redact, redact_excerpt, redact_url, remember_url_credentials
 from proctor.errors import TargetProtocolError
 from proctor.suite._targets import OpenAITargetSpec
 from proctor.targets._base import SessionContext
@@ -64,12 +64,15 @@ class OpenAITarget:
         base_url = str(spec.base_url).rstrip("/")
         self.name = f"openai {redact_url(base_url)}"
         self.url = f"{base_url}/chat/completions"
+        remember_url_credentials(self.url)  # userinfo (sent as Basic auth) and secret query values: masked
+        self.shown_url = redact(self.url)
+        """The endpoint as error messages quote it."""
         headers = {key: expand_env(value, f"headers.{key}") for key, value in spec.headers.items()}
         api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
         if api_key:
             headers.setdefault("Authorization", f"Bearer {api_key}")
         self._retry = retry
-        self._client = build_client(max_connections=max_connections, headers=headers)
+        self._client = build_client(max_connections=max_connections, headers=headers)  # remembers the keys
 
     async def open_session(self, context: SessionContext) -> OpenAISession:
         """Start a conversation (nothing is sent until the first message).
@@ -139,7 +142,7 @@ class OpenAISession:
         response, retries = await target._post(body, self._context.timeout, headers or None)
         data = decode_json(response)
         latency_ms = (time.perf_counter() - started) * 1000
-        reply = _parse_reply(data, target.url)
+        reply = _parse_reply(data, target.shown_url)
         reply.latency_ms = latency_ms
         reply.retries = retries
         if reply.trace_id is None:
@@ -153,12 +156,17 @@ class OpenAISession:
         self.history = []
 
 
-def _parse_reply(data: Any, url: str) -> AgentReply:
+def _parse_reply(data: Any, where: str) -> AgentReply:
+    """Read a completion; `where` (the endpoint, redacted) names it in error messages.
+
+    Raises:
+        TargetProtocolError: The reply has no message or no text content (quoted with secrets masked).
+    """
     choices = data.get("choices") if isinstance(data, dict) else None
     first = choices[0] if isinstance(choices, list) and choices else None
     message = first.get("message") if isinstance(first, dict) else None
     if not isinstance(message, dict):
-        raise TargetProtocolError(f"reply from {url} has no choices[0].message: {str(data)[:200]}")
+        raise TargetProtocolError(f"reply from {where} has no choices[0].message: {redact_excerpt(data, 200)}")
     content = message.get("content")
     if content is None:
         text = ""
@@ -169,11 +177,17 @@ def _parse_reply(data: Any, url: str) -> AgentReply:
             part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"
         )
     else:
-        raise TargetProtocolError(f"reply from {url} has a non-text message content: {content!r}")
+        raise TargetProtocolError(
+            f"reply from {where} has a non-text message content: {redact_excerpt(repr(content), 200)}"
+        )
     trace_id = data.get("id")
+    try:
+        tool_calls = parse_tool_calls(message.get("tool_calls"), f"the reply from {where}")
+    except TargetProtocolError as exc:  # it quotes the reply: masked
+        raise TargetProtocolError(redact(str(exc))) from None
     return AgentReply(
         text=text,
-        tool_calls=parse_tool_calls(message.get("tool_calls"), f"the reply from {url}"),
+        tool_calls=tool_calls,
         usage=parse_usage(data.get("usage")),
         raw=data,
         trace_id=str(trace_id) if trace_id else None,

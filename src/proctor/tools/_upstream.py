@@ -21,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from proctor._redact import remember_headers, remember_secret, remember_url_credentials
 from proctor.errors import ConfigError, ProctorError
 from proctor.suite._tools import ToolServerSpec
 from proctor.tools._answer import ToolAnswer
@@ -39,7 +40,9 @@ def _expand(value: str, where: str) -> str:
         name = match.group(1)
         if name not in os.environ:
             raise ConfigError(f"{where}: environment variable {name} is not set")
-        return os.environ[name]
+        value = os.environ[name]
+        remember_secret(value)  # read from the environment for a tool server: masked wherever it shows
+        return value
 
     return _ENV.sub(one, value)
 
@@ -92,6 +95,8 @@ class Upstream:
         if spec.url is not None:
             where = f"tool server {spec.url} header"
             headers = {key: _expand(value, f"{where} {key}") for key, value in spec.headers.items()}
+            remember_headers(headers)  # a static key too: masked wherever the server echoes it
+            remember_url_credentials(spec.url)  # userinfo (sent as Basic auth) and secret query values
             # a client we pass in is ours to close (the SDK closes only the one it makes)
             async with (
                 create_mcp_http_client(headers=headers) as client,
