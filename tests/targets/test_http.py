@@ -194,6 +194,24 @@ async def test_undefined_variable_is_a_config_error(rest_server: RestServer) -> 
         await target.aclose()
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{{ message }}{{ 10 ** 5000000 }}",  # QA: folded while compiling: a traceback, exit 1
+        "{{ message * 100000000 }}",
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    ],
+)
+async def test_a_body_template_asking_for_unbounded_work_is_a_config_error(rest_server: RestServer, body: str) -> None:
+    target = make_target(request={"url": rest_server.base_url + "/chat", "body": {"x": body}})
+    try:
+        session = await target.open_session(SessionContext(case="c", trial=1))
+        with pytest.raises(ConfigError, match=r"cannot render request\.body\.x .*(bits|repeating|steps)"):
+            await session.send("hi")
+    finally:
+        await target.aclose()
+
+
 async def test_closed_port_is_unreachable() -> None:
     url = f"http://127.0.0.1:{closed_port()}/chat"
     target = make_target(request={"url": url, "body": {"m": "{{ message }}"}})

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import jinja2
-import jinja2.sandbox
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
 from proctor._redact import redact, redact_excerpt, redact_url, remember_header, remember_secret
+from proctor._sandbox import LimitedSandbox, evaluate
+from proctor._sandbox import render as render_template
 from proctor.errors import ConfigError, TargetError, TargetProtocolError
 from proctor.suite._targets import HttpRequestSpec, HttpTargetSpec
 from proctor.targets._base import SessionContext
@@ -68,8 +69,9 @@ class _Templates:
     """Compiles template strings once; rendering is a dictionary lookup away."""
 
     def __init__(self) -> None:
-        # Sandboxed: templates come from suite files, which are data (no attribute walk to os.popen).
-        self.env = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
+        # Sandboxed and bounded (`proctor._sandbox`): templates come from suite files, which are data (no
+        # attribute walk to os.popen, no unbounded work or memory).
+        self.env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False)
 
     def compile(self, value: Any, where: str) -> _Render:
         """Compile a JSON-like value whose strings are templates into a render function."""
@@ -91,11 +93,11 @@ class _Templates:
             single = _SINGLE_EXPRESSION.fullmatch(source)
             if single is not None:
                 expression = self.env.compile_expression(single.group(1), undefined_to_none=False)
-                return _guarded(lambda variables: expression(**variables), source, where)
+                return _guarded(lambda variables: evaluate(expression, variables), source, where)
             template = self.env.from_string(source)
         except jinja2.TemplateSyntaxError as exc:  # `${VAR}` is expanded in `source`: masked
             raise ConfigError(redact(f"bad template in {where}: {exc.message} in {source!r}")) from None
-        return _guarded(template.render, source, where)
+        return _guarded(lambda variables: render_template(template, variables), source, where)
 
 
 def _guarded(render: Callable[..., Any], source: str, where: str) -> _Render:
@@ -105,7 +107,7 @@ def _guarded(render: Callable[..., Any], source: str, where: str) -> _Render:
             if isinstance(value, jinja2.Undefined):
                 str(value)  # StrictUndefined raises, naming the missing variable
                 raise jinja2.UndefinedError("the value is undefined")
-        except jinja2.TemplateError as exc:
+        except (jinja2.TemplateError, ArithmeticError, ValueError, TypeError, LookupError, RecursionError) as exc:
             raise ConfigError(redact(f"cannot render {where} ({source!r}): {exc}")) from None
         return value
 
