@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -259,6 +260,80 @@ def test_ci_refuses_llm_judged_checks_without_a_judge_at_start(tmp_path: Path) -
     assert lines[0].startswith("error: case 'polite' (") and "check 'llm-rubric: Is polite'" in lines[0]
     assert "pass --judge provider/model" in lines[0]
     assert not (tmp_path / ".results").exists()  # refused before any trial ran
+
+
+MIXJUDGE = """\
+name: mixjudge
+trials: 1
+target: python:helpers.agents:echo
+turns:
+  - content: "alice says hi"
+    assert: [{type: contains, value: alice}, {type: llm-rubric, value: polite}]
+"""
+SCRIPTED = """\
+name: scripted
+trials: 1
+target: python:helpers.agents:echo
+script:
+  - user: "alice says hi"
+    assert: [{type: contains, value: alice}]
+  - judge: The agent was polite
+  - check: [{type: llm-rubric, value: polite}]
+"""
+
+
+def refusal(result: Any, case: str, check: str) -> None:
+    """`result` is the start-of-run refusal: exit 2, one line naming `case` and `check`, nothing run."""
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: case {case!r} (") and f"check {check!r} needs a judge model" in lines[0]
+    assert "pass --judge provider/model" in lines[0] and "--allow-skipped" in lines[0]
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("given", [["--judge", ""], ["--judge", "  "], ["--judge="]])
+def test_ci_refuses_an_empty_judge_as_no_judge(tmp_path: Path, given: list[str]) -> None:
+    # `--judge "$JUDGE"` with the CI variable unset: no judge, as with no --judge at all
+    suite_dir(tmp_path, mixjudge=MIXJUDGE)
+    result = runner.invoke(app, ["run", str(tmp_path), "--ci", *given], env={"PROCTOR_JUDGE_MODEL": ""})
+    refusal(result, "mixjudge", "llm-rubric: polite")
+    assert not (tmp_path / ".results").exists()  # refused before any trial ran
+    allowed = runner.invoke(app, ["run", str(tmp_path), "--ci", "--allow-skipped", *given])
+    assert allowed.exit_code == 0, allowed.output  # accepted: the judged check is skipped, and says why
+    (trial,) = json.loads(Path(json.loads(allowed.stdout)["results_file"]).read_text())["cases"][0]["trials"]
+    assert [c["status"] for c in trial["checks"]] == ["passed", "skipped"]
+    assert "no judge model configured" in trial["checks"][1]["reason"]
+
+
+@pytest.mark.parametrize("judge", ["", "  ", None])
+def test_the_shared_judging_options_take_a_blank_judge_as_none(judge: str | None) -> None:
+    from proctor.cli._options import judging
+
+    options = dict(judge_concurrency=None, judge_rpm=None, judge_timeout=None, no_cache=False, cache_dir=None,
+                   prices=None, strict=False, k=None)  # fmt: skip
+    assert judging(judge=judge, **options)["judge"] is None
+    assert judging(judge=" openai/gpt-4.1-mini ", **options)["judge"] == "openai/gpt-4.1-mini"
+
+
+def test_ci_refuses_a_blank_judge_variable_as_no_judge(tmp_path: Path) -> None:
+    suite_dir(tmp_path, mixjudge=MIXJUDGE)
+    result = runner.invoke(app, ["run", str(tmp_path), "--ci"], env={"PROCTOR_JUDGE_MODEL": "  "})
+    refusal(result, "mixjudge", "llm-rubric: polite")
+
+
+def test_ci_refuses_a_scenario_script_s_judged_steps_without_a_judge(tmp_path: Path) -> None:
+    suite = str(suite_dir(tmp_path, scripted=SCRIPTED) / "scripted.yaml")
+    no_judge = {"PROCTOR_JUDGE_MODEL": ""}
+    refusal(runner.invoke(app, ["run", suite, "--ci"], env=no_judge), "scripted", "llm-rubric: polite")
+    suite_dir(tmp_path, scripted=SCRIPTED.replace("  - check: [{type: llm-rubric, value: polite}]\n", ""))
+    checkpoint = "step 2 judge checkpoint: The agent was polite"
+    refusal(runner.invoke(app, ["run", suite, "--ci", "--judge", ""], env=no_judge), "scripted", checkpoint)
+    assert not (tmp_path / ".results").exists()
+    suite_dir(tmp_path, scripted=SCRIPTED)
+    allowed = runner.invoke(app, ["run", suite, "--ci", "--allow-skipped"], env=no_judge)
+    assert allowed.exit_code == 0, allowed.output  # accepted: both judged checks skipped, the case on `contains`
+    assert json.loads(allowed.stdout)["summary"]["checks"] == {"passed": 1, "failed": 0, "error": 0, "skipped": 2}
 
 
 def test_ci_exits_6_on_a_skipped_case_and_5_on_an_errored_one(tmp_path: Path) -> None:

@@ -138,3 +138,18 @@ def test_unknown_judge_provider_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", str(tmp_path), "--judge", "opnai/gpt-4.1-mini"])
     assert result.exit_code == 2
     assert "unknown model provider 'opnai'" in result.output and "did you mean 'openai'" in result.output
+
+
+def test_an_empty_judge_leaves_the_project_s_judge(verdicts: Any, tmp_path: Path) -> None:
+    # `--judge ""` (an unset CI variable) is no judge given, as an empty PROCTOR_JUDGE_MODEL is: proctor.yaml's
+    # judge grades the checks, not nobody
+    verdicts.default = Reply(ANY_VERDICT)
+    (tmp_path / "proctor.yaml").write_text("judge: openai/gpt-4.1-mini\n")
+    for given in (["--judge", ""], ["--judge", " "]):
+        result = runner.invoke(
+            app, ["run", str(tmp_path), "--ci", "--no-cache", *given], env={"PROCTOR_JUDGE_MODEL": ""}
+        )
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.stdout)
+        assert summary["summary"]["checks"] == {"passed": 8, "failed": 0, "error": 0, "skipped": 0}
+        assert summary["summary"]["costs"]["judge"]["calls"] == 6

@@ -9,16 +9,17 @@ never a made-up score.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
 from proctor.checks._registry import registry
 from proctor.checks._result import CheckResult
 from proctor.errors import BudgetExceeded, ModelOutputError
+from proctor.suite import AssertionSpec
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -28,7 +29,16 @@ if TYPE_CHECKING:
     from proctor.models import GenerateConfig, Model, ModelResponse, Structured
     from proctor.suite import Case
 
-__all__ = ["PROMPTS_DIR", "Judge", "JudgeCall", "judge_error", "no_judge", "unjudged_checks"]
+__all__ = [
+    "PROMPTS_DIR",
+    "TRANSCRIPT_JUDGE",
+    "Judge",
+    "JudgeCall",
+    "judge_error",
+    "judged_checks",
+    "no_judge",
+    "unjudged_checks",
+]
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 """The built-in prompt templates (`<check type>.j2`)."""
@@ -37,6 +47,9 @@ NO_JUDGE_HINT = (
     "no judge model configured: pass --judge provider/model (e.g. openai/gpt-4.1-mini or "
     "ollama/llama3.1), set PROCTOR_JUDGE_MODEL, or add 'judge:' to the suite"
 )
+
+TRANSCRIPT_JUDGE = "transcript: tasks"
+"""The transcript judge's result name (`proctor.checks._transcript.NAME`, which imports this module)."""
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -210,27 +223,187 @@ def judge_error(
     return CheckResult(name, kind, "error", None, weight, reason, turn, details)
 
 
-def unjudged_checks(cases: Iterable[Case], judge: str | None) -> list[tuple[Case, str]]:
+def unjudged_checks(
+    cases: Iterable[Case], judge: str | None, *, selected: Callable[[AssertionSpec], bool] | None = None
+) -> list[tuple[Case, str]]:
     """The LLM-judged checks no judge model would grade: the first one of each such case.
 
-    A case is graded by `judge` (the `--judge` option) or else its suite's `judge:`; a check is LLM-judged
-    when its registered type says `needs_model` (or it is the case's `rubric:` file).
+    A case is graded by `judge` (the `--judge` option; empty or blank is none, as an unset
+    `PROCTOR_JUDGE_MODEL` is) or else its suite's `judge:`. Its judged checks are those `judged_checks`
+    finds: wherever the case holds them.
 
     Args:
         cases: The cases about to run.
         judge: The judge model given for the whole run, if any.
+        selected: Only these checks will run (`proctor rescore --checks`); default: every check.
 
     Returns:
         `(case, check name)` for every case with a judged check and no judge model.
     """
+    if judge is not None and judge.strip():
+        return []
     found: list[tuple[Case, str]] = []
     for case in cases:
-        if judge is not None or case.judge is not None:
+        if case.judge is not None:
             continue
-        specs = [*(spec for turn in case.turns for spec in turn.assert_), *case.assert_]
-        judged = next((spec.display_name() for spec in specs if registry.resolve(spec.type)[0].needs_model), None)
-        if judged is None and case.rubric is not None:
-            judged = f"rubric: {case.rubric.path.name}"
-        if judged is not None:
-            found.append((case, judged))
+        judged = judged_checks(case)
+        if selected is not None:
+            judged = [spec for spec in judged if selected(spec)]
+        if judged:
+            found.append((case, judged[0].display_name()))
     return found
+
+
+def judged_checks(case: Case) -> list[AssertionSpec]:
+    """Every check of `case` that calls the judge model (and is `skipped` without one).
+
+    Every assertion reachable from the case counts, wherever it sits (a turn's `assert`, the case's, a
+    script step's `assert` or `check`, any place a later format adds): one walk over the case finds them,
+    and an assertion is judged when its registered type says `needs_model` (the judges, `g-eval`, the
+    judged agent scorers, `tasks`). The judge's other uses are not assertions; each is given as the
+    assertion the runner grades it with:
+
+    * the case's `rubric:` file: the `rubric` check;
+    * a script's judge checkpoints (`- judge: ...`) and its simulated stretches' `until:`: `llm-rubric`;
+    * a simulated user's `tasks` (a case with `simulate:` and no script): the transcript judge.
+
+    The assertions come first, in the case's order, then those. A `journey` (`expect:`) is not judged: its
+    fuzzy matches fall back to embeddings or token similarity without a judge, and nothing is skipped.
+    """
+    judged = [spec for spec in _assertions(case) if _needs_model(spec.type)]
+    judged.extend(_stand_ins(case))
+    return judged
+
+
+def _needs_model(kind: str) -> bool:
+    found = _NEEDS_MODEL.get(kind)
+    if found is None:
+        try:
+            found = registry.resolve(kind)[0].needs_model
+        except ValueError:  # a type no registry knows (a case loaded without validation): the run says so
+            return False
+        _NEEDS_MODEL[kind] = found
+    return found
+
+
+_NEEDS_MODEL: dict[str, bool] = {}
+"""`needs_model` by check type, as resolved once (a registered type never changes)."""
+
+
+def _assertions(case: Case) -> list[AssertionSpec]:
+    """Every `AssertionSpec` reachable from `case`: through its fields, its models' and containers' items.
+
+    In the order the case holds them (its fields' order, depth first). A field is walked unless its type
+    says it cannot hold an assertion (`_may_hold`): a `str` or a `ScoringSpec` is skipped, a `list` of
+    steps, an `Any` (`metadata`, an assertion's `value`) or a new model holding assertions is walked.
+    """
+    found: list[AssertionSpec] = []
+    visit = _VISITS.get(type(case), _learn)
+    if visit is not None:
+        visit(case, found, set())
+    return found
+
+
+Visit = Callable[[Any, list[AssertionSpec], set[int]], None]
+"""Adds the assertions a value holds to a list (`seen`: the plain containers walked, against cycles).
+
+A value is walked by `_VISITS.get(type(value), _learn)`: its type's visitor, `None` for a type that
+holds nothing (skipped without a call), or `_learn` for a type met for the first time."""
+
+
+def _learn(node: Any, found: list[AssertionSpec], seen: set[int]) -> None:
+    """Work out how to walk `node`'s type (`_visitor`), keep it, and walk `node`."""
+    visit = _VISITS[type(node)] = _visitor(type(node))
+    if visit is not None:
+        visit(node, found, seen)
+
+
+def _visitor(cls: type) -> Visit | None:
+    """How to walk an instance of `cls` (`None`: nothing to walk)."""
+    if issubclass(cls, BaseModel) or (is_dataclass(cls) and not issubclass(cls, type)):
+        names = tuple(_holding_fields(cls, frozenset()))
+        record = issubclass(cls, AssertionSpec)
+
+        def visit_fields(node: Any, found: list[AssertionSpec], seen: set[int]) -> None:
+            if record:
+                found.append(node)
+            for name in names:
+                value = getattr(node, name)
+                if value:  # None, an empty list: nothing there
+                    visit = _VISITS.get(type(value), _learn)
+                    if visit is not None:
+                        visit(value, found, seen)
+
+        return visit_fields if names or record else None
+    if issubclass(cls, Mapping):
+        return lambda node, found, seen: _visit_items(node, node.values(), found, seen)
+    if issubclass(cls, (list, tuple, set, frozenset)):
+        return lambda node, found, seen: _visit_items(node, node, found, seen)
+    return None  # str, numbers, paths, URLs, enums: nothing to walk
+
+
+def _visit_items(node: Any, items: Iterable[Any], found: list[AssertionSpec], seen: set[int]) -> None:
+    if id(node) in seen:  # a container met again: a YAML alias, maybe a cycle
+        return
+    seen.add(id(node))
+    for item in items:
+        if item:
+            visit = _VISITS.get(type(item), _learn)
+            if visit is not None:
+                visit(item, found, seen)
+
+
+_VISITS: dict[type, Visit | None] = {}
+"""`_visitor`'s answer for each type met."""
+
+
+def _holding_fields(cls: type, busy: frozenset[type]) -> list[str]:
+    """The fields of model or dataclass `cls` whose type says they may hold an assertion (`_may_hold`)."""
+    if issubclass(cls, BaseModel):
+        annotations = {name: info.annotation for name, info in cls.model_fields.items()}
+    else:
+        try:
+            hints = get_type_hints(cls)
+        except Exception:  # an annotation that does not resolve: every field may hold one
+            hints = {}
+        annotations = {item.name: hints.get(item.name, Any) for item in fields(cls)}  # type: ignore[arg-type]
+    return [name for name, annotation in annotations.items() if _may_hold(annotation, busy | {cls})]
+
+
+def _may_hold(annotation: Any, busy: frozenset[type]) -> bool:
+    """Whether a value of type `annotation` can hold an `AssertionSpec`; an unknown type can."""
+    if (
+        annotation is Any
+        or annotation is object
+        or (not isinstance(annotation, type) and get_origin(annotation) is None)
+    ):
+        return True  # Any, a type variable, an unresolved name: anything may be there
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return False
+    if origin is Annotated:
+        return _may_hold(get_args(annotation)[0], busy)
+    if origin is not None:  # list[X], dict[K, V], X | None, ...
+        args = [arg for arg in get_args(annotation) if arg is not Ellipsis]
+        return not args or any(_may_hold(arg, busy) for arg in args)
+    if issubclass(annotation, AssertionSpec):
+        return True
+    if issubclass(annotation, BaseModel) or is_dataclass(annotation):
+        return annotation in busy or bool(_holding_fields(annotation, busy))  # a recursive model: it may
+    return issubclass(annotation, (Mapping, list, tuple, set, frozenset))  # a bare container: anything in it
+
+
+def _stand_ins(case: Case) -> Iterator[AssertionSpec]:
+    """The judge's uses that are not assertions, as the assertions they are graded with (`judged_checks`)."""
+    if case.rubric is not None:
+        from proctor.checks._phase import rubric_spec  # here: a judge alone never loads the check phase
+
+        yield rubric_spec(case.rubric)
+    for index, step in enumerate(case.script):
+        criteria = [step.judge, step.simulate.until if step.simulate is not None else None]
+        for criterion in (c for c in criteria if c is not None):
+            # named as the runner names the checkpoint's result (`proctor.run.trial`)
+            name = f"step {index + 1} judge checkpoint: {criterion}"
+            yield AssertionSpec(type="llm-rubric", value=criterion, name=name)
+    if case.simulate is not None and not case.script and case.simulate.tasks:
+        yield AssertionSpec(type="tasks", name=TRANSCRIPT_JUDGE)  # the transcript judge scores the user's tasks

@@ -29,6 +29,7 @@ __all__ = [
     "SCORE_CONCURRENCY",
     "STRICT",
     "K",
+    "given_judge",
     "judging",
 ]
 
@@ -41,12 +42,30 @@ CONSUMER_CONCURRENCY = 64
 """`consume`'s default: stream events, mostly cheap prechecks (a lower default would cut a consumer's
 throughput with judges by 8x)."""
 
+
+def given_judge(context: typer.Context, parameter: typer.CallbackParam, value: str | None) -> str | None:
+    """`--judge`'s callback: an empty or blank value is no judge, as if the option were not given.
+
+    `--judge "$JUDGE"` with the variable unset gives `--judge ""`: like an empty `PROCTOR_JUDGE_MODEL`
+    (which Click ignores), it names no judge, so `proctor.yaml`'s or the suite's `judge:` applies, and
+    without one `--ci` refuses the judged checks at start rather than letting them be skipped.
+    """
+    name = value.strip() if value is not None else ""
+    if name:
+        return name
+    source = context.get_parameter_source(parameter.name) if parameter.name is not None else None
+    if value is not None and source is not None:  # as not given: `from_project` takes proctor.yaml's judge
+        context.set_parameter_source(parameter.name, type(source).DEFAULT)  # (Typer's own Click's enum)
+    return None
+
+
 JUDGE = typer.Option(
     None,
     "--judge",
     envvar="PROCTOR_JUDGE_MODEL",
     metavar="MODEL",
     rich_help_panel=PANEL_JUDGE,
+    callback=given_judge,
     help="Judge for LLM-judged checks, provider/model (openai/gpt-4.1-mini, ollama/llama3.1).",
 )
 JUDGE_CONCURRENCY = typer.Option(
@@ -152,9 +171,9 @@ def judging(
     strict: bool,
     k: int | None,
 ) -> dict[str, Any]:
-    """The `RunOptions` fields of the shared judging options."""
+    """The `RunOptions` fields of the shared judging options (an empty or blank `judge` is none)."""
     return {
-        "judge": judge,
+        "judge": (judge or "").strip() or None,
         "judge_concurrency": judge_concurrency,
         "judge_rpm": judge_rpm,
         "judge_timeout": judge_timeout,

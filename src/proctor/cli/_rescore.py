@@ -49,7 +49,7 @@ EPILOG = epilog(
     [
         (0, "every case passed (skipped ones too, unless --ci)"),
         (1, "a case failed"),
-        (2, "the run or its file not found, bad input or usage"),
+        (2, "the run or its file not found, bad input or usage; under --ci, an LLM-judged check has no judge"),
         (3, "could not complete: the budget spent, or the judge failed to start"),
         (4, "none failed or errored, but a case was inconclusive (simulated user)"),
         (5, "none failed, but a case (a check) errored"),
@@ -108,6 +108,8 @@ def rescore_command(
     path, stored = guard(lambda: resolve_run(run, history))
     if stored is not None and not path.is_file():
         fail(str(missing_file(path, stored.run_id)))
+    if ci and not allow_skipped and judge is None:
+        _check_judges_configured(path, checks)
     shared = judging(
         judge=judge, judge_concurrency=judge_concurrency, judge_rpm=judge_rpm, judge_timeout=judge_timeout,
         no_cache=no_cache, cache_dir=cache_dir, prices=prices, strict=strict, k=k,
@@ -132,3 +134,23 @@ def rescore_command(
         print_results(result, outcome.path, None, verbose=verbose)
         typer.echo(f"rescored from {result.rescored_from} ({path})")
     raise typer.Exit(exit_code(result, fail_on_skipped=fail_on_skipped))
+
+
+def _check_judges_configured(path: Path, checks: list[str]) -> None:
+    """Under `--ci` with no `--judge`: exit 2 at start when a check to re-run is LLM-judged and has no judge.
+
+    As `proctor run --ci` does (`check_judges_configured`): re-scored without a judge, such a check would
+    be skipped and the trial scored on the others, turning a run whose judged check failed into a pass.
+    Only what the re-score re-runs counts: the run's cases still in their suites, without those kept as
+    recorded (scenario scripts and simulated users), and only the checks `--checks` selects.
+    """
+    from proctor.cli._run import check_judges_configured
+    from proctor.results import load_run
+    from proctor.run.rescore import _load_cases, _selector
+
+    data = guard(lambda: load_run(path))
+    suite_cases = guard(lambda: _load_cases(data, path))
+    selected = guard(lambda: _selector(checks, data, suite_cases.values()))
+    keys = dict.fromkeys(f"{c.get('file', '')}::{c['name']}" for c in data["cases"])
+    rescored = [case for key in keys if (case := suite_cases.get(key)) and not case.script and case.simulate is None]
+    check_judges_configured(rescored, None, selected)

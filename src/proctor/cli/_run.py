@@ -439,18 +439,20 @@ def young_threshold(cases: list[Any], trials: int | None) -> int:
     return min(max(100_000, 40 * planned), 1_000_000)
 
 
-def check_judges_configured(cases: list[Any], judge: str | None) -> None:
+def check_judges_configured(cases: list[Any], judge: str | None, selected: Any = None) -> None:
     """Under `--ci`: exit 2 at start, one line per case, when an LLM-judged check has no judge model.
 
     Without a judge such a check is skipped, and a run where nothing is checked must not look green.
+    Every judged check counts, wherever the case holds it (`proctor.checks._judging.judged_checks`).
 
     Args:
-        cases: The cases about to run.
-        judge: The `--judge` option (a suite's `judge:` also counts).
+        cases: The cases about to run (or be re-scored).
+        judge: The `--judge` option (a suite's `judge:` also counts; an empty or blank one is none).
+        selected: Only the checks this predicate accepts will run (`proctor rescore --checks`).
     """
     from proctor.checks._judging import unjudged_checks
 
-    missing = unjudged_checks(cases, judge)
+    missing = unjudged_checks(cases, judge, selected=selected)
     if not missing:
         return
     for case, check in missing:
