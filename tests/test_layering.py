@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "proctor"
 LEAVES = {
     "proctor.errors", "proctor.transcript", "proctor.agent_data", "proctor._tls", "proctor._retry_after",
     "proctor._redact", "proctor._lazy", "proctor._trace_context", "proctor._trace_records", "proctor._http",
-    "proctor._slots", "proctor._json", "proctor._sandbox",
+    "proctor._slots", "proctor._json", "proctor._jinja",
 }  # fmt: skip
 ALLOWED: dict[str, set[str]] = {
     "proctor.suite": set(),

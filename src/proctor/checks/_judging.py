@@ -102,7 +102,8 @@ class Judge:
 
     def __init__(self, model: Model, prompts: Mapping[str, str] | None = None, base_dir: Path | None = None) -> None:
         import jinja2  # on first use: keeps `import proctor.checks` light
-        import jinja2.sandbox  # issue 16: prompt overrides come from suite files, which are data
+
+        from proctor._jinja import LimitedSandbox, budget  # on first use too (it imports Jinja)
 
         self.model = model
         overrides: dict[str, str] = {}
@@ -113,15 +114,20 @@ class Judge:
             )
         # auto_reload off: a template is read once per judge, as its hash is (`_hash`); jinja would otherwise
         # stat the built-in prompt files on every render (two calls per judged check, issue 22)
-        self._env: jinja2.Environment = jinja2.sandbox.SandboxedEnvironment(
+        # sandboxed and bounded (issue 16; `proctor._jinja`): prompt overrides come from suite files, which are data
+        self._env: jinja2.Environment = LimitedSandbox(
             loader=jinja2.ChoiceLoader([jinja2.DictLoader(overrides), jinja2.FileSystemLoader(PROMPTS_DIR)]),
             undefined=jinja2.StrictUndefined,
             autoescape=False,
             keep_trailing_newline=True,
             auto_reload=False,
         )
+        self._budget = budget  # a fresh step budget per prompt rendered
         self._hashes: dict[str, str] = {}
         self._templates: dict[str, tuple[jinja2.Template, dict[str, Any]]] = {}
+        for file, text in overrides.items():  # compiled as strings: their loops count against the step budget
+            compiled = self._env.from_string(text)
+            self._templates[file.removesuffix(".j2")] = (compiled, dict(compiled.globals))
         self._system = self._env.get_template("_system.j2").render().strip()
 
     @property
@@ -156,7 +162,8 @@ class Judge:
             compiled.environment, {**names, **variables}, compiled.name, compiled.blocks, globals=names
         )
         try:
-            prompt = self._env.concat(compiled.root_render_func(context))
+            with self._budget():
+                prompt = self._env.concat(compiled.root_render_func(context))
         except Exception:
             self._env.handle_exception()  # raises it again, with the template's lines in the traceback
         return [{"role": "system", "content": self._system}, {"role": "user", "content": prompt}]

@@ -113,7 +113,7 @@ class Simulator:
     def __init__(self, model: Model, prompt: str | None = None) -> None:
         import jinja2  # on first use
 
-        from proctor._sandbox import LimitedSandbox  # on first use too: it imports Jinja
+        from proctor._jinja import LimitedSandbox  # on first use too: it imports Jinja
 
         self.model = model
         env = LimitedSandbox(  # a suite's own prompt is data: no attribute walk to os, bounded work and memory
@@ -132,7 +132,7 @@ class Simulator:
 
     def system_prompt(self, spec: SimulateSpec, arm: Arm) -> str:
         """The simulator's instructions for `arm` (the facts only in arm `supplied`)."""
-        from proctor._sandbox import render  # loaded with the environment (__init__)
+        from proctor._jinja import render  # loaded with the environment (__init__)
 
         variables = {
             "persona": spec.persona,

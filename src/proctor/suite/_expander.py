@@ -21,8 +21,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelError
 
-from proctor._sandbox import LimitedSandbox, evaluate
-from proctor._sandbox import render as render_template
+from proctor._jinja import LimitedSandbox, evaluate
+from proctor._jinja import render as render_template
 from proctor.errors import SuiteError, SuiteIssue
 from proctor.suite._params import Expansion, Loc, Position, Row, uses_params
 from proctor.suite._trust import FileRefError, Trust, read_named_text
@@ -86,7 +86,7 @@ class _Expander:
         self.issues: list[SuiteIssue] = []
         self._reported: set[tuple[Any, ...]] = set()
         # Sandboxed: templates come from suite files, which are data (no attribute walk to os.popen).
-        # Bounded too (`proctor._sandbox`): no template may ask for unbounded work or memory.
+        # Bounded too (`proctor._jinja`): no template may ask for unbounded work or memory.
         self.env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
         self._compiled: dict[str, Callable[[Mapping[str, Any]], Any] | str] = {}
         self._names: dict[str, frozenset[str]] = {}

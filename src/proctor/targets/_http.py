@@ -15,9 +15,9 @@ from typing import Any
 import jinja2
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
+from proctor._jinja import LimitedSandbox, evaluate
+from proctor._jinja import render as render_template
 from proctor._redact import redact, redact_excerpt, redact_url, remember_header, remember_secret
-from proctor._sandbox import LimitedSandbox, evaluate
-from proctor._sandbox import render as render_template
 from proctor.errors import ConfigError, TargetError, TargetProtocolError
 from proctor.suite._targets import HttpRequestSpec, HttpTargetSpec
 from proctor.targets._base import SessionContext
@@ -69,7 +69,7 @@ class _Templates:
     """Compiles template strings once; rendering is a dictionary lookup away."""
 
     def __init__(self) -> None:
-        # Sandboxed and bounded (`proctor._sandbox`): templates come from suite files, which are data (no
+        # Sandboxed and bounded (`proctor._jinja`): templates come from suite files, which are data (no
         # attribute walk to os.popen, no unbounded work or memory).
         self.env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False)
 

@@ -17,7 +17,7 @@ import anyio
 import jinja2
 from rapidfuzz import fuzz, utils
 
-from proctor._sandbox import LimitedSandbox, render
+from proctor._jinja import LimitedSandbox, render
 from proctor.checks._arguments import compare_arguments, text_form
 from proctor.errors import ConfigError
 from proctor.state import StateError
@@ -33,7 +33,7 @@ _MARKERS = ("{{", "{%", "{#")
 
 class _Templates:
     def __init__(self) -> None:
-        # Sandboxed and bounded (`proctor._sandbox`): mocks come from suite files, which are data.
+        # Sandboxed and bounded (`proctor._jinja`): mocks come from suite files, which are data.
         self.env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False)
 
     def compile(self, value: Any, where: str) -> _Render:

@@ -14,7 +14,7 @@ report, located, as for any template that is not allowed):
   `center`, `zfill`, `expandtabs`, `|center`, `|indent`) refuse widths beyond it; a statement template's
   output stops at `MAX_OUTPUT` characters (`render`).
 
-The step budget applies inside `render` and `evaluate` (a `ContextVar`: the budget of the render in
+The step budget applies inside `render`, `evaluate` and `budget` (a `ContextVar`: the budget of the render in
 progress); outside them, only the memory limits apply.
 """
 
@@ -32,7 +32,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 from jinja2.sandbox import SandboxedEnvironment
 
-__all__ = ["MAX_INT_BITS", "MAX_OUTPUT", "MAX_SIZE", "MAX_STEPS", "LimitedSandbox", "evaluate", "render"]
+__all__ = ["MAX_INT_BITS", "MAX_OUTPUT", "MAX_SIZE", "MAX_STEPS", "LimitedSandbox", "budget", "evaluate", "render"]
 
 MAX_STEPS = 100_000
 """Loop iterations plus calls one render may make (~0.05 s of loop iterations, ~0.6 s of macro calls)."""
@@ -112,7 +112,7 @@ def render(template: jinja2.Template, variables: Mapping[str, Any]) -> str:
     Raises:
         jinja2.exceptions.SecurityError: A limit was reached.
     """
-    with _budget():
+    with budget():
         out: list[str] = []
         size = 0
         for chunk in template.generate(variables):
@@ -129,12 +129,13 @@ def evaluate(expression: Callable[..., Any], variables: Mapping[str, Any]) -> An
     Raises:
         jinja2.exceptions.SecurityError: A limit was reached.
     """
-    with _budget():
+    with budget():
         return expression(**variables)
 
 
 @contextmanager
-def _budget() -> Iterator[None]:
+def budget() -> Iterator[None]:
+    """Give the renders inside the block a fresh step budget (`render` and `evaluate` do it themselves)."""
     token = _steps.set([MAX_STEPS])
     try:
         yield

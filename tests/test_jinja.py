@@ -1,4 +1,4 @@
-"""`proctor._sandbox`: Jinja's sandbox with bounded work and memory."""
+"""`proctor._jinja`: Jinja's sandbox with bounded work and memory (expressions: `checks._sandbox`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pytest
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
-from proctor import _sandbox
-from proctor._sandbox import LimitedSandbox, evaluate, render
+from proctor import _jinja
+from proctor._jinja import LimitedSandbox, evaluate, render
+from proctor.checks._judging import Judge
+from proctor.models import ModelSettings, get_model
 
 REFUSED = [
     ("{{ 10 ** 10000000 }}", "bits"),
@@ -64,7 +66,7 @@ def test_what_templates_really_do_renders_as_in_jinjas_sandbox(source: str) -> N
 
 
 def test_each_render_has_its_own_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_sandbox, "MAX_STEPS", 150)
+    monkeypatch.setattr(_jinja, "MAX_STEPS", 150)
     template = LimitedSandbox().from_string("{% for i in range(100) %}{{ i }}{% endfor %}")
     for _ in range(3):  # 100 steps each: within a budget of 150 per render, not over the three
         assert render(template, {}).endswith("99")
@@ -82,3 +84,12 @@ def test_an_expression_is_bounded_and_evaluated_with_its_variables() -> None:
 def test_the_sandbox_still_refuses_pythons_internals() -> None:
     with pytest.raises(SecurityError):
         render(LimitedSandbox().from_string("{{ x.__class__.__mro__ }}"), {"x": 1})
+
+
+def test_a_judge_prompt_from_a_suite_is_bounded_too() -> None:
+    model = get_model("openai/any", settings=ModelSettings(base_url="http://127.0.0.1:9/v1", api_key="k"))  # unused
+    runaway = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}{{ reply }}"
+    judge = Judge(model, prompts={"llm-rubric": runaway, "relevance": "Grade: {{ reply }}"})
+    with pytest.raises(SecurityError, match="steps"):
+        judge.messages("llm-rubric", {"reply": "hi"})
+    assert judge.messages("relevance", {"reply": "hi"})[1]["content"] == "Grade: hi"
