@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from proctor.cli import app
 from servers.model_server import Reply
+from service.events import SEED_EVALUATE, event
 
 runner = CliRunner()
 
@@ -101,3 +102,12 @@ def test_human_verdicts_added_to_the_results_file(judged_run: dict[str, Any], tm
     bad.write_text("case,trial,check,label\njudged,1,relevance,perhaps\n")
     located = runner.invoke(app, ["calibrate", str(bad), "--results", str(path)])
     assert located.exit_code == 2 and f"{bad}:2: label: expected pass or fail, found 'perhaps'" in located.output
+
+
+def test_a_blank_judge_is_no_judge_for_the_services_commands(tmp_path: Path) -> None:
+    # `--judge "$JUDGE"` with the variable unset: no judge (as an empty PROCTOR_JUDGE_MODEL), not a model named " "
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({**event(SEED_EVALUATE, "a"), "label": "pass"}) + "\n")
+    for blank in ("", "  "):
+        result = runner.invoke(app, ["calibrate", str(labels), "--judge", blank], env={"PROCTOR_JUDGE_MODEL": ""})
+        assert result.exit_code == 2 and "configure a judge" in result.output, result.output

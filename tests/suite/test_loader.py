@@ -211,13 +211,14 @@ def test_file_level_assert_applies_to_every_case(tmp_path: Path) -> None:
 def test_a_directory_search_loads_only_suites(tmp_path: Path) -> None:
     write(tmp_path, "evals/quiz.yaml", "name: quiz\ncases: [{name: a, turns: [{content: hi}]}]\n")
     write(tmp_path, "evals/lobu.yaml", "name: one\nturns: [{content: hi}]\n")
+    write(tmp_path, "evals/scene.yaml", "name: scene\nscript: [{user: hi}]\n")  # a scenario script at the top
     write(tmp_path, "docker-compose.yml", "version: '3'\nservices: {agent: {image: x}}\n")
     write(tmp_path, ".github/workflows/ci.yml", "on: push\njobs: {}\n")
     write(tmp_path, "evals/.results/old.yaml", "name: old\nturns: [{content: hi}]\n")
     write(tmp_path, "notes/empty.yaml", "")
     skipped: list[Path] = []
     suites = load_suites([tmp_path], registry, on_skip=skipped.append)
-    assert sorted(suite.name for suite in suites) == ["one", "quiz"]
+    assert sorted(suite.name for suite in suites) == ["one", "quiz", "scene"]
     assert sorted(p.relative_to(tmp_path).as_posix() for p in skipped) == ["docker-compose.yml", "notes/empty.yaml"]
 
 

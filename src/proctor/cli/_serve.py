@@ -19,6 +19,7 @@ import typer
 
 from proctor.cli._common import fail, guard
 from proctor.cli._help import PANEL_JUDGES, PANEL_LIMITS, PANEL_LOGGING, PANEL_VERDICT, epilog
+from proctor.cli._options import given_judge
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
@@ -48,6 +49,7 @@ JUDGE = typer.Option(
     None,
     "--judge",
     envvar="PROCTOR_JUDGE_MODEL",
+    callback=given_judge,  # an empty or blank value is no judge, as an empty PROCTOR_JUDGE_MODEL is
     metavar="MODEL",
     rich_help_panel=PANEL_JUDGES,
     help="Judge model, provider/model (e.g. openai/gpt-4.1-mini). Default: bedrock/$CLAUDE_MODEL_ID when that "

@@ -101,7 +101,7 @@ def discover_suite_files(paths: Iterable[str | Path], *, on_skip: Callable[[Path
     return found
 
 
-SUITE_MARKERS = frozenset({"cases", "turns", "simulate"}) | JOB_KEYS
+SUITE_MARKERS = frozenset({"cases", "turns", "simulate", "script"}) | JOB_KEYS
 """Top-level keys that make a YAML file a suite in a directory search (Proctor, Lobu, Embabel layouts)."""
 _SUITE_FIELDS = frozenset(
     {*SuiteFileSpec.model_fields, *(f.alias for f in SuiteFileSpec.model_fields.values() if f.alias)} - {"version"}
