@@ -142,13 +142,13 @@ def test_resume_with_a_judge_scores_the_rows_a_run_without_one_skipped(judge: An
 def test_an_empty_file_or_only_unreadable_rows_are_not_every_result_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No row read: nothing was skipped either (exit 0, as the events path exits on an empty file); only
+    """No record at all: bad input (exit 2, tests/cli/test_score_input.py), not "nothing scored"; only
     unreadable rows: exit 1 for them, not 3."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
     empty = score(str(tmp_path / "empty.jsonl"), "--scorers", "task_progression", "--json")
-    assert empty.exit_code == 0, empty.output
-    assert json.loads(empty.stdout)["rows"] == 0 and "nothing scored" not in empty.stderr
+    assert empty.exit_code == 2, empty.output
+    assert "no records to score" in empty.stderr and "nothing scored" not in empty.stderr and empty.stdout == ""
     (tmp_path / "bad.jsonl").write_text('{"tool_calls": 7}\n', encoding="utf-8")
     bad = score(str(tmp_path / "bad.jsonl"), "--scorers", "task_progression", "--continue-on-error", "--json")
     assert bad.exit_code == 1, bad.output

@@ -1,10 +1,18 @@
 """`proctor score`: score a file of recorded agent runs with the agent scorers, streaming.
 
 Exit codes: 0 scored, no error (skipped results allowed beside scored ones); 1 a scorer result is an
-error or a row could not be read; 2 bad input or usage (a bad row, unless `--continue-on-error`); 3 nothing
-could be scored: every judged result is an error (the judge is unreachable), or every result was skipped
-(e.g. judged scorers without `--judge`: the events path exits 3 there too); 130 interrupted (the rows
-scored so far are in the output: rerun with `--resume`).
+error or a row could not be read; 2 bad input or usage (a bad row, unless `--continue-on-error`; a file
+with no records; an output that cannot be written); 3 nothing could be scored: every judged result is an
+error (the judge is unreachable), or every result was skipped (e.g. judged scorers without `--judge`: the
+events path exits 3 there too); 130 interrupted (the rows scored so far are in the output: rerun with
+`--resume`).
+
+Outputs are checked before any record is scored or any judge called (`_check_outputs`): neither
+`--output` nor `--summary` may be the input (or each other), by path or by inode (a link to it); each must
+be a file, not a folder, where a file can be created (a missing folder is created later, so its nearest
+existing parent must allow it); `--output` without `--resume` replaces only an empty file or a scores
+file, and `--resume` resumes only from a scores file (`proctor.recorded._output`). A summary that still
+cannot be written at the end (a full disk) is reported, exit 2; the scored rows stay in the output.
 
 Online-service events. A JSON Lines file whose first record has an `interaction` key holds the online
 service's events (`{event_id, event_type, agent, interaction{user_query, context, answer}}`), not
@@ -52,7 +60,7 @@ EPILOG = epilog(
     [
         (0, "scored, no error (skipped results allowed beside scores); watsonx: every run scored"),
         (1, "a scorer errored or a row was unreadable; watsonx: a journey undecided"),
-        (2, "bad input or usage (a bad row, unless --continue-on-error)"),
+        (2, "bad input or usage (a bad row, unless --continue-on-error; no records; an unwritable output)"),
         (3, "nothing could be scored: every judged result an error, or every result skipped (e.g. no --judge)"),
         (130, "interrupted: the rows so far are in the output (rerun with --resume)"),
     ],
@@ -453,12 +461,16 @@ def score_command(
         raise typer.Exit(_score_traces(data, suite, from_traces, case_name, cache_dir=cache_dir, **traced))
     names = [n for n in scorers.split(",") if n.strip()] if scorers else None
     if _is_events_file(data):
+        if output is not None and _same_file(data, output):
+            fail(f"--output {output} is the input file {data}: scoring would overwrite it; choose another --output")
         events: dict[str, Any] = {"judge": judge, "workers": concurrency, "continue_on_error": continue_on_error}
         events.update(dry_run=dry_run, output=output, cache_dir=None if no_cache else cache_dir)
         raise typer.Exit(_score_events(data, events))
     from proctor.recorded import ScoreOptions
     from proctor.recorded._defaults import default_scorers
 
+    scores_path = output or data.with_name(data.stem + ".scores.jsonl")
+    guard(lambda: _check_outputs(data, scores_path, summary_path, resume=resume))
     if names is None and not resume:  # every scorer some record can feed (resume keeps the previous set)
         columns = _mapping(map_)
         names = guard(lambda: default_scorers(data, input_format, columns))
@@ -466,7 +478,7 @@ def score_command(
         lambda: ScoreOptions(
             scorers=names,
             concurrency=concurrency,
-            output=output or data.with_name(data.stem + ".scores.jsonl"),
+            output=scores_path,
             resume=resume,
             columns=_mapping(map_),
             input_format=input_format,
@@ -503,18 +515,54 @@ def score_command(
         where = f"; the reasons are in {summary.output}" if summary.output is not None else ""
         rows = summary.aggregates.rows
         console.print(f"[red]nothing scored:[/red] every result of the {rows} rows was skipped{where}", highlight=False)
-    _write_summary(summary, summary_path)
     if as_json:
         typer.echo(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     elif not quiet:
         _print_summary(summary, ledger, console)
+    _write_summary(summary, summary_path)
     raise typer.Exit(_exit_code(summary))
 
 
+def _same_file(first: Path, second: Path) -> bool:
+    from proctor.recorded._output import same_file
+
+    return same_file(first, second)
+
+
+def _check_outputs(data: Path, output: Path, summary: Path | None, *, resume: bool) -> None:
+    """Refuse, before any work, outputs that would destroy a file or cannot be written (module docstring).
+
+    Raises:
+        DatasetError: Saying which option and why.
+    """
+    from proctor.recorded import DatasetError
+    from proctor.recorded._output import check_overwrite, check_writable, output_format, same_file
+
+    output_format(output)
+    for label, path in (("--output", output), ("--summary", summary)):
+        if path is not None and same_file(data, path):
+            raise DatasetError(
+                f"{label} {path} is the input file {data}: scoring would overwrite it; choose another {label}"
+            )
+    if summary is not None and same_file(output, summary):
+        raise DatasetError(f"--summary {summary} is the --output file: the summary would overwrite the scored rows")
+    check_writable(output, "--output")
+    if summary is not None:
+        check_writable(summary, "--summary")
+    if not resume:
+        check_overwrite(output)
+
+
 def _write_summary(summary: Any, path: Path | None) -> None:
-    """Write the JSON summary to `--summary PATH`, when given."""
-    if path is not None:
+    """Write the JSON summary to `--summary PATH`, when given; exit 2 if it cannot be (the rows are kept)."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        kept = f"; the scored rows are in {summary.output}" if summary.output is not None else ""
+        fail(f"--summary {path}: could not write the summary ({exc.strerror or exc}){kept}", EXIT_USAGE)
 
 
 def _stderr_console() -> Any:

@@ -10,6 +10,10 @@ as it finishes. At most `2 x concurrency` records are held at once, whatever the
 `resume`, rows already scored without error in the output are kept and not scored again (the input must
 be the same file); a row whose judged scorer was skipped for want of a judge model is scored again. Rows
 come out in the order they finish; `row` is the record's position in the input.
+
+Nothing is lost to a mistake: the output may not be the input, resuming needs an output that is a scores
+file (`read_scored`), a run without `resume` replaces only a scores file (`check_overwrite`), and a file
+with no record at all is an error (`DatasetError`), not "0 rows scored".
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from proctor.checks._agent_scorers import AGENT_SCORERS, missing_fields, score_a
 from proctor.checks._judging import Judge
 from proctor.checks._result import CheckResult
 from proctor.recorded._dataset import OnError
-from proctor.recorded._output import ID_FIELDS, ScoreWriter, read_scored, row_complete
+from proctor.recorded._output import ID_FIELDS, ScoreWriter, check_overwrite, read_scored, row_complete, same_file
 from proctor.recorded._readers import DatasetError, Record, RecordReader, RowError
 from proctor.run.execute import execute
 from proctor.scoring import RunningStat
@@ -262,13 +266,19 @@ def _previous(options: ScoreOptions, requested: list[str] | None) -> tuple[list[
     assert options.output is not None
     if not options.output.exists():
         return requested, []
-    scorers, rows = read_scored(options.output)
     kept: list[dict[str, Any]] = []
-    for row in rows:
-        if scorers is None:
-            scorers = list((row.get("scores") or {}).keys()) if not row.get("error") else None
-        if scorers is not None and row_complete(row, scorers) and not _awaits_judge(row):
-            kept.append(row)
+    try:
+        scorers, rows = read_scored(options.output)
+        for row in rows:
+            if scorers is None:
+                scorers = list((row.get("scores") or {}).keys()) if not row.get("error") else None
+            if scorers is not None and row_complete(row, scorers) and not _awaits_judge(row):
+                kept.append(row)
+    except DatasetError as exc:
+        raise DatasetError(
+            f"cannot resume into {options.output}: it is not a scores file written by proctor score, and "
+            f"resuming would replace it ({exc}). Write to another --output, or delete the file to start over"
+        ) from None
     if requested is not None and scorers is not None and set(requested) != set(scorers):
         raise DatasetError(
             f"{options.output} was scored with {', '.join(scorers)}; resume with the same --scorers "
@@ -320,11 +330,18 @@ async def score_file(
     started = time.perf_counter()
     reader = RecordReader(path, options.input_format, options.columns)
     requested = None if options.scorers is None else resolve_scorers(options.scorers)
+    if options.output is not None and same_file(reader.path, options.output):
+        raise DatasetError(
+            f"--output {options.output} is the input file {reader.path}: scoring would overwrite it; "
+            "choose another --output"
+        )
     kept_rows: list[dict[str, Any]] = []
     if options.resume:
         requested, kept_rows = _previous(options, requested)
-    first, records = _peek(iter(reader))
-    present = set(first.data.model_fields_set) if first is not None and first.data is not None else None
+    elif options.output is not None:
+        check_overwrite(options.output)
+    first, records = _first_record(reader)
+    present = set(first.data.model_fields_set) if first.data is not None else None
     scorers = requested if requested is not None else resolve_scorers(None, present)
     aggregates = Aggregates(scorers)
     done = set()
@@ -332,9 +349,7 @@ async def score_file(
         aggregates.add(row)
         done.add(int(row["row"]))
     summary = ScoreSummary(reader.path, options.output, scorers, aggregates, kept=len(kept_rows))
-    writer = ScoreWriter(options.output, scorers) if options.output is not None else None
-    if writer is not None:
-        writer.start(kept_rows)
+    writer = _start_writer(options.output, scorers, kept_rows, records)
     del kept_rows
     if observer is not None:
         observer.started(reader, scorers, summary.kept)
@@ -361,7 +376,13 @@ async def score_file(
                 summary.judged += 1
                 summary.judged_errors += result.status == "error" and "missing_fields" not in result.details
         if writer is not None:
-            writer.write(row)
+            try:
+                writer.write(row)
+            except OSError as exc:
+                raise DatasetError(
+                    f"--output {writer.path}: could not write a scored row ({exc}); the rows written before "
+                    "are kept: free the space or fix the file, then rerun with --resume"
+                ) from None
         aggregates.add(row)
         summary.scored += scored
         if observer is not None:
@@ -369,12 +390,53 @@ async def score_file(
 
     try:
         await execute(pending(), work, concurrency=options.concurrency)
+    except BaseException:
+        _close(writer, quietly=True)  # what went wrong is the error to raise, not a failure to close
+        raise
     finally:
         records.close()
-        if writer is not None:
-            writer.close()
         summary.duration_s = time.perf_counter() - started
+    _close(writer)
     return summary
+
+
+def _start_writer(
+    output: Path | None, scorers: list[str], kept: list[dict[str, Any]], records: Generator[Record, None, None]
+) -> ScoreWriter | None:
+    """The output's writer, begun with the rows kept from the resumed run; `None` without an output."""
+    if output is None:
+        return None
+    writer = ScoreWriter(output, scorers)
+    try:
+        writer.start(kept)
+    except OSError as exc:
+        records.close()
+        raise DatasetError(f"--output {output}: cannot write it: {exc}") from None
+    return writer
+
+
+def _close(writer: ScoreWriter | None, *, quietly: bool = False) -> None:
+    """Close the output; a failure (a full disk) is a `DatasetError` unless `quietly`."""
+    if writer is None:
+        return
+    try:
+        writer.close()
+    except OSError as exc:
+        if not quietly:
+            raise DatasetError(f"--output {writer.path}: could not finish writing it: {exc}") from None
+
+
+def _first_record(reader: RecordReader) -> tuple[Record, Generator[Record, None, None]]:
+    """The file's first record and every record; a file with none is an error.
+
+    Raises:
+        DatasetError: The file holds no record (header only, empty, an empty array).
+    """
+    first, records = _peek(iter(reader))
+    if first is None:
+        records.close()
+        raise DatasetError(f"{reader.path}: no records to score: {reader.describe_empty()}")
+    return first, records
 
 
 async def _score_row(
@@ -420,8 +482,8 @@ def plan_file(path: str | Path, options: ScoreOptions) -> dict[str, Any]:
         DatasetError: As `score_file` (a bad record is fatal unless `bad_rows="skip"`).
     """
     reader = RecordReader(path, options.input_format, options.columns)
-    first, records = _peek(iter(reader))
-    present = set(first.data.model_fields_set) if first is not None and first.data is not None else None
+    first, records = _first_record(reader)
+    present = set(first.data.model_fields_set) if first.data is not None else None
     scorers = resolve_scorers(options.scorers, present)
     plan: dict[str, Any] = {"rows": 0, "bad_rows": 0, "bad_row_examples": [], "judge_calls": 0}
     per = {name: {"rows": 0, "judge_calls": 0, "missing_fields": 0, "not_exited": 0} for name in scorers}

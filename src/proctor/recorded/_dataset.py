@@ -104,7 +104,9 @@ class AgentDataset:
             **columns: Keys not named after their field, as `field="key"`.
 
         Raises:
-            DatasetError: The file cannot be read, or a bad record with `raise`.
+            DatasetError: The file cannot be read, a mapped key is in none of its records (or no record has
+                a key naming a field), or a bad record with `raise` (a repeated key and `NaN` make a record
+                bad).
         """
         self.data.extend(self._records(file_path, _json_kind(file_path), on_error, columns))
 
