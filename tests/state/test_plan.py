@@ -179,6 +179,7 @@ def test_graph_option_runs_an_embabel_job_on_the_embedded_graph(
             "--simulator",
             "openai/sim",
             "--ci",
+            "--allow-skipped",  # the job's tasks are judged: with no judge, --ci alone refuses the run at start
         ]
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output  # the agent wrote no Reminder where the assertion reads
