@@ -67,7 +67,9 @@ RUBRIC_SHARE = 0.5
 """The rubric's share of the trial score when both assertions and a rubric were scored."""
 
 TrialStatus = Literal["passed", "failed", "error", "skipped"]
-CaseStatus = Literal["passed", "failed", "error", "inconclusive", "skipped"]
+CaseStatus = Literal["passed", "failed", "error", "inconclusive", "skipped", "incomplete"]
+"""Every case status. `case_outcome` decides a case from its trials and never gives `incomplete`: a case is
+that when the run stopped before all its planned trials ran (`results._aggregate.incomplete_case`)."""
 
 
 @slot_init  # one per trial: built ~3x sooner than by the frozen dataclass's own `__init__`

@@ -56,6 +56,7 @@ _CHANGE_STYLE = {
     "errored": "yellow",
     "skipped": "dim",
     "inconclusive": "magenta",
+    "incomplete": "cyan",
     "recovered": "cyan",
 }
 

@@ -7,8 +7,11 @@ Trials are paired by case (`<file>::<name>`, else suite and name when the files 
   simulated user misbehaved) trial on either side is left out and counted, never scored as a failure.
 * Pass/fail: McNemar's exact test on the discordant trial pairs (A passed and B failed, or the reverse).
 * Undecided: when no trial pair has an outcome on both sides, or a case that had an outcome in A has no
-  pair to compare in B (B errored, was skipped or was inconclusive there), the comparison cannot say
-  that B is no worse: its verdict is `undecided` (unless it found a regression anyway).
+  pair to compare in B (B errored, was skipped or was inconclusive there, or its trials never ran), the
+  comparison cannot say that B is no worse: its verdict is `undecided` (unless it found a regression anyway).
+* Incomplete: a case the run stopped before all its planned trials ran has no case outcome (it is neither
+  passed nor errored), but the trials that did run pair as any others; the ones that never ran are absent,
+  so they pair with nothing.
 * Scores: a seeded paired bootstrap over cases of the difference of the case's mean trial score (B - A),
   over the passed and failed trials.
 * A regression is significant when either test says B is worse. Each test is made at `alpha / 2`
@@ -50,17 +53,33 @@ one to four cases cannot see how much scores vary, and would call any drop signi
 
 OUTCOMES = ("passed", "failed")
 """The statuses that are outcomes. `error`, `skipped` and `inconclusive` are not: such a trial (or case) is
-left out of the pairs and counted, never scored as a pass or a failure."""
+left out of the pairs and counted, never scored as a pass or a failure. Nor is a case's `incomplete` (the
+run stopped before all its planned trials ran): a case pair with it is left out (the matrix pairs cases);
+its trials that ran pair by their own status (`proctor compare` pairs trials)."""
 
 CaseChange = Literal[
-    "regressed", "fixed", "unchanged", "added", "removed", "errored", "skipped", "inconclusive", "recovered"
+    "regressed",
+    "fixed",
+    "unchanged",
+    "added",
+    "removed",
+    "errored",
+    "skipped",
+    "inconclusive",
+    "incomplete",
+    "recovered",
 ]
 """How a case moved from A to B. `regressed` (passed, then failed) and `fixed` (failed, then passed) are
-between outcomes only. When B's case has no outcome and A's had another status it is `errored`, `skipped` or
-`inconclusive` (B's status); when B's case has an outcome and A's had none it is `recovered`. Neither is a
-pass/fail change."""
+between outcomes only. When B's case has no outcome and A's had another status it is `errored`, `skipped`,
+`inconclusive` or `incomplete` (B's status); when B's case has an outcome and A's had none it is `recovered`.
+Neither is a pass/fail change: an incomplete case's trials that ran still pair, and say it if they regressed."""
 
-_NO_OUTCOME_WORDS: dict[str, CaseChange] = {"error": "errored", "skipped": "skipped", "inconclusive": "inconclusive"}
+_NO_OUTCOME_WORDS: dict[str, CaseChange] = {
+    "error": "errored",
+    "skipped": "skipped",
+    "inconclusive": "inconclusive",
+    "incomplete": "incomplete",
+}
 """A status without an outcome, as the change to it and in the left-out note."""
 
 
@@ -199,7 +218,7 @@ class CaseComparison:
             return "unchanged"
         if status_a in OUTCOMES and status_b in OUTCOMES:
             return "regressed" if status_a == "passed" else "fixed"
-        if status_b not in OUTCOMES:  # B has no outcome: not a failure, whatever A had
+        if status_b not in OUTCOMES:  # B has no outcome (errored, skipped, inconclusive, incomplete): not a failure
             return _NO_OUTCOME_WORDS.get(status_b, "errored")
         return "recovered"  # B has an outcome where A had none: not a fix
 
@@ -446,26 +465,31 @@ def restrict_run(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
     """A copy of a results JSON holding only the cases in `keys`, its summary figures recomputed over them.
 
     For laying runs that covered different cases side by side on the cases they share. The pass
-    statistics (pass@k, intervals) are recomputed by the report; the counts, pass rate, trial counts,
-    tokens and known costs here. The input is not changed.
+    statistics (pass@k, intervals) are recomputed by the report; the counts (inconclusive, skipped and
+    incomplete cases too, present only when some are, as in a results file), pass rate, trial counts (the
+    planned ones: the kept cases'), tokens and known costs here. The input is not changed.
     """
     cases = [case for case in data["cases"] if case_identity(case) in keys]
     statuses = [case.get("status") for case in cases]
     trials = [trial for case in cases for trial in case.get("trials") or []]
+    trial_statuses = [trial.get("status") for trial in trials]
     skipped = statuses.count("skipped")
-    summary = dict(data.get("summary") or {})
+    summary = {k: v for k, v in (data.get("summary") or {}).items() if k not in _OPTIONAL_COUNTS}
     summary.update(
         cases=len(cases),
         passed=statuses.count("passed"),
         failed=statuses.count("failed"),
         errored=statuses.count("error"),
+        **{status: n for status in _OPTIONAL_COUNTS if (n := statuses.count(status))},
         pass_rate=round(statuses.count("passed") / (len(cases) - skipped), 6) if len(cases) > skipped else None,
         trials={
-            **(summary.get("trials") or {}),
+            **{k: v for k, v in (summary.get("trials") or {}).items() if k not in _OPTIONAL_TRIAL_COUNTS},
+            "planned": sum(case.get("planned_trials") or len(case.get("trials") or []) for case in cases),
             "run": len(trials),
-            "passed": sum(1 for t in trials if t.get("status") == "passed"),
-            "failed": sum(1 for t in trials if t.get("status") == "failed"),
-            "errored": sum(1 for t in trials if t.get("status") == "error"),
+            "passed": trial_statuses.count("passed"),
+            "failed": trial_statuses.count("failed"),
+            "errored": trial_statuses.count("error"),
+            **{status: n for status in _OPTIONAL_TRIAL_COUNTS if (n := trial_statuses.count(status))},
         },
         tokens={
             part: sum((case.get("tokens") or {}).get(part, 0) for case in cases)
@@ -475,6 +499,12 @@ def restrict_run(data: dict[str, Any], keys: frozenset[str]) -> dict[str, Any]:
         cases_of_run=len(data["cases"]),
     )
     return {**data, "summary": summary, "cases": cases}
+
+
+_OPTIONAL_COUNTS = ("inconclusive", "skipped", "incomplete")
+"""The case counts a results file's summary has only when some case has the status."""
+_OPTIONAL_TRIAL_COUNTS = ("inconclusive", "skipped")
+"""Likewise for its trial counts (a trial is never incomplete: it ran, or it is absent)."""
 
 
 def _costs(parts: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -6,6 +6,11 @@ original by `rescored_from`, written beside it and indexed in the history.
 
 What cannot be re-checked: trials whose conversation failed (kept as they were), and checks that need
 what only the live agent had (its object context, its state backend): those keep their stored result.
+
+A run stopped before all its planned trials ran (interrupted, aborted) stays so: re-scoring runs no
+trial, so its incomplete cases stay `incomplete` (never `error`, never `passed` on the trials that ran)
+and the rescored run ends with the stored run's status and reason; a re-judging budget reached as well
+is added to that reason.
 """
 
 from __future__ import annotations
@@ -225,8 +230,11 @@ async def rescore(results_file: Path, options: RunOptions | None = None, *, chec
     results_dir = options.results_dir or results_file.parent
     run = _rescored_run(data, results, started, options, results_dir, planned_trials=len(work))
     if models is not None and models.budget is not None and models.budget.exhausted:
-        run.status = "aborted"
-        run.reason = f"budget of ${models.budget.limit_usd:g} reached while re-judging: later judge checks are errors"
+        note = f"budget of ${models.budget.limit_usd:g} reached while re-judging: later judge checks are errors"
+        if run.status == "complete":
+            run.end("aborted", note)
+        else:  # the stored run's stop stays (its incomplete cases' reasons say it); the re-judging's is added
+            run.end(run.status, f"{run.reason or f'the rescored run was {run.status}'}; {note}")
     return _write(run, results_dir, options, planned)
 
 
@@ -235,7 +243,11 @@ _Work = tuple["Case | None", CaseResult, TrialResult]
 
 
 def _stored_work(data: dict[str, Any], suite_cases: dict[str, Case]) -> tuple[list[CaseResult], list[_Work]]:
-    """The new run's case results (empty) and every stored trial to re-check."""
+    """The new run's case results (empty) and every stored trial to re-check.
+
+    Each case result keeps the trials the stored run planned for it (`planned_trials`, recorded for an
+    incomplete case): a trial that never ran is not re-scored into anything, so the case stays incomplete.
+    """
     results: list[CaseResult] = []
     work: list[_Work] = []
     for raw in data["cases"]:
@@ -249,6 +261,7 @@ def _stored_work(data: dict[str, Any], suite_cases: dict[str, Case]) -> tuple[li
             case.scoring.min_pass_rate if case else raw.get("min_pass_rate", 1.0),
             [],
             case.description if case else raw.get("description"),
+            planned=raw.get("planned_trials"),  # an incomplete case's: its unrun trials stay unrun, not errors
         )
         results.append(result)
         work.extend((case, result, TrialResult.from_dict(key, trial)) for trial in raw.get("trials") or [])
@@ -267,7 +280,7 @@ def _rescored_run(
     run_id = f"{data['run_id']}-rescored-{started.strftime('%Y%m%dT%H%M%SZ')}"
     if options.write_results:
         run_id = unique_run_id(results_dir, run_id)
-    return RunResult(
+    run = RunResult(
         run_id=run_id,
         started_at=started.isoformat(timespec="seconds"),
         model=data.get("model"),
@@ -279,6 +292,10 @@ def _rescored_run(
         rescored_from=data["run_id"],
         k=options.k or (data.get("summary") or {}).get("k"),
     )
+    if any(case.missing_trials for case in results):
+        # the stored run stopped before these trials ran: so does its rescore (re-checking runs no trial)
+        run.end(data.get("status") or "complete", data.get("reason"))
+    return run
 
 
 def _write(run: RunResult, results_dir: Path, options: RunOptions, planned: list[Case]) -> RunOutcome:

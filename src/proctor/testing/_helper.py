@@ -58,7 +58,10 @@ class CaseOutcome:
 
     @property
     def status(self) -> str:
-        """`passed`, `failed`, `error`, `inconclusive` or `skipped`."""
+        """`passed`, `failed`, `error`, `inconclusive`, `skipped`, or `incomplete` (the run stopped first).
+
+        An incomplete case's planned trials did not all run: never a pass; its `reason` says how many ran.
+        """
         return str(self.data["status"])
 
     @property
@@ -81,6 +84,13 @@ class CaseOutcome:
         rate = data.get("pass_rate")
         figure = f"pass rate {rate:.0%}" if isinstance(rate, int | float) else "no scored trial"
         lines = [f"proctor case {self.name!r}: {self.status} ({figure})"]
+        if self.status == "incomplete":  # not the agent's failure: the run did not finish the case
+            why = data.get("reason") or "not every planned trial ran"
+            lines = [
+                f"proctor case {self.name!r}: incomplete ({why}): the run stopped before all its planned trials "
+                "ran, so it did not pass",
+                *([f"  {figure} over the trials that ran"] if isinstance(rate, int | float) else []),
+            ]
         for trial in data.get("trials", []):
             if trial.get("error"):
                 lines.append(f"  trial {trial['trial']} error: {trial['error']}")

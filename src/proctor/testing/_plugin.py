@@ -10,7 +10,8 @@ other YAML files are left alone. Each case is one item (its trials run inside it
 name, `-m` by the case's tags (registered as markers), `-x` stops at the first failing case. A failing
 or errored case reports its failing checks' reasons (a check or trial error's too) and an excerpt of the
 transcript; a skipped case (nothing scored: no checks, or no judge or simulator model) is a pytest skip
-with the hint.
+with the hint. An incomplete case (the run stopped before all its planned trials ran) fails, saying how
+many of them ran: a case the run did not finish is not a pass.
 
 Nothing unchecked passes: a case with an LLM-judged check and no judge model (`--proctor-judge`, or the
 suite's `judge:`) that passed on its other checks is a pytest skip with the hint, not a pass, unless
@@ -167,6 +168,8 @@ class ProctorCase(pytest.Item):
             simulator=option("proctor_simulator"),
             cache=False if option("proctor_no_cache") else None,
         )
+        if outcome.status == "incomplete":  # the run stopped before all its trials ran: not a pass, nor a skip
+            raise CaseFailed(outcome)
         unjudged = unjudged_checks([self.case], judge)
         hint = _no_judge_hint(outcome.name, unjudged[0][1]) if unjudged else ""
         if outcome.status in ("skipped", "inconclusive"):

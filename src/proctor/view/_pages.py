@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from proctor.results import Comparison, RunSummary, StoredCase, compare_runs, wilson_interval, with_k
+from proctor.results._aggregate import CASE_STATUSES
 from proctor.results._charts import Point, trend_chart
 from proctor.results._failures import FailureGroup, failure_groups
 from proctor.results._summary import PALETTE, case_pass_interval
@@ -93,6 +94,13 @@ class CaseRow:
     """The first failed or errored trial (the row's link opens it)."""
     text: str
     """What the text filter searches: name, suite, tags, description, reasons."""
+    reason: str | None = None
+    """Why the case has its status: a skipped case's (nothing scored), an incomplete one's (how many of its
+    planned trials ran before the run stopped)."""
+    planned: int | None = None
+    """The trials an incomplete case planned (`planned_trials`); `None` when every planned trial ran."""
+    unrun: list[int] = field(default_factory=list)
+    """The numbers of the planned trials that never ran (an incomplete case's)."""
 
 
 def _case_row(index: int, case: dict[str, Any]) -> CaseRow:
@@ -110,6 +118,9 @@ def _case_row(index: int, case: dict[str, Any]) -> CaseRow:
         reasons += [trial.get("error") or "", trial.get("reason") or ""]
     bad = next((t["trial"] for t in trials if t.get("status") in ("failed", "error")), None)
     text = " ".join([case["name"], case.get("suite") or "", *(case.get("tags") or []), case.get("description") or ""])
+    planned = case.get("planned_trials")
+    ran = {t.get("trial") for t in trials}
+    reason = case.get("reason")
     return CaseRow(
         index,
         case["name"],
@@ -123,7 +134,10 @@ def _case_row(index: int, case: dict[str, Any]) -> CaseRow:
         case.get("avg_score"),
         failed_checks,
         bad,
-        " ".join([text, *reasons]).lower(),
+        " ".join([text, reason or "", *reasons]).lower(),
+        reason,
+        planned,
+        [n for n in range(1, (planned or 0) + 1) if n not in ran],
     )
 
 
@@ -140,6 +154,7 @@ def run_view(run: RunSummary, data: dict[str, Any]) -> dict[str, Any]:
         "rows": rows,
         "failures": failures,
         "checks": sorted({name for row in rows for name in row.failed_checks}),
+        "statuses": CASE_STATUSES,  # the status filter's choices: every case status, `incomplete` too
         "trial_rate": rate,
         "trial_interval": interval,
         "case_interval": case_pass_interval(data.get("cases") or []),  # the JSON's pass_rate_ci: skipped left out
