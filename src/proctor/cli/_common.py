@@ -16,6 +16,7 @@ from proctor.errors import ProctorError
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
 __all__ = [
     "K_HELP",
+    "cannot_write",
     "fail",
     "from_project",
     "guard",
@@ -44,6 +45,38 @@ def guard(action: Callable[[], T]) -> T:
         return action()
     except ProctorError as exc:
         fail(str(exc), exc.exit_code)
+
+
+def cannot_write(directory: Path) -> str | None:
+    """Why files cannot be written in `directory` (made first, with its missing parents, as a writer does).
+
+    Tried, not guessed from permissions (which root ignores, and `/proc` does not show): a temporary file
+    in `directory`, or a temporary folder in the nearest folder above it that exists; removed at once.
+
+    Returns:
+        The reason (naming the place and the operating system's error), or `None` when files can be written.
+    """
+    import os
+    import tempfile
+
+    if directory.is_dir():
+        try:
+            with tempfile.NamedTemporaryFile(dir=directory, prefix=".proctor-write-check-"):
+                return None
+        except OSError as exc:
+            return f"cannot create a file in {directory} ({exc.strerror or exc})"
+    if directory.exists():
+        return f"{directory} is not a directory"
+    above = directory.absolute().parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        return f"cannot create {directory}: {above} is not a directory"
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=above, prefix=".proctor-write-check-"))
+    except OSError as exc:
+        return f"cannot create {directory}: no directory can be made in {above} ({exc.strerror or exc})"
+    return None
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -171,7 +171,13 @@ def judging(
     strict: bool,
     k: int | None,
 ) -> dict[str, Any]:
-    """The `RunOptions` fields of the shared judging options (an empty or blank `judge` is none)."""
+    """The `RunOptions` fields of the shared judging options (an empty or blank `judge` is none).
+
+    A `prices` file is read now, whether or not anything will be judged: a missing or malformed one exits 2
+    at start (it prices the agent's calls too, `proctor.run.services.ModelServices.account_agent`).
+    """
+    if prices is not None:
+        _check_prices(prices)
     return {
         "judge": (judge or "").strip() or None,
         "judge_concurrency": judge_concurrency,
@@ -183,3 +189,15 @@ def judging(
         "strict": strict,
         "k": k,
     }
+
+
+def _check_prices(path: Path) -> None:
+    """Read `--prices` (over the bundled table); exit 2 saying what is wrong with it when it cannot be used."""
+    from proctor.cli._common import fail
+    from proctor.errors import ConfigError
+    from proctor.models import load_prices  # must stay fast: the model layer loads only for `--prices`
+
+    try:
+        load_prices(path)
+    except ConfigError as exc:
+        fail(f"--prices: {exc}")

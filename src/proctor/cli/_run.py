@@ -1,11 +1,13 @@
 """`proctor run`: run suites against an agent, print the results table, exit with a CI-usable code.
 
 Exit codes: 0 every case passed (or was skipped without `--ci`); 1 a case failed; 2 bad input or usage
-(and, under `--ci`, an LLM-judged check with no judge model); 3 the run could not complete (every trial
-failed to reach the target, or the budget was spent); 4 no case failed or errored but one was
-inconclusive (its simulated user misbehaved, even after a re-run: not the agent's failure, not a pass);
-5 no case failed but one errored (a check or the conversation could not run), or `--max-errors` stopped
-the run; 6 under `--ci`, a case was skipped (nothing scored) and `--allow-skipped` was not given;
+(and, under `--ci`, an LLM-judged check with no judge model; an `--output` or results directory that cannot
+be written, refused before any trial runs; an `--output` still not written at the end, the results file
+kept); 3 the run could not complete (every trial failed to reach the target, the budget was spent, or its
+results file could not be written at the end: its journal keeps the finished trials); 4 no case failed or
+errored but one was inconclusive (its simulated user misbehaved, even after a re-run: not the agent's
+failure, not a pass); 5 no case failed but one errored (a check or the conversation could not run), or
+`--max-errors` stopped the run; 6 under `--ci`, a case was skipped (nothing scored) and `--allow-skipped` was not given;
 130 interrupted (results written).
 """
 
@@ -18,7 +20,15 @@ from typing import Any
 
 import typer
 
-from proctor.cli._common import fail, from_project, guard, is_terminal, load_suites_or_exit, project_or_exit
+from proctor.cli._common import (
+    cannot_write,
+    fail,
+    from_project,
+    guard,
+    is_terminal,
+    load_suites_or_exit,
+    project_or_exit,
+)
 from proctor.cli._help import PANEL_JUDGE, PANEL_OUTPUT, PANEL_RUN, PANEL_TARGET, epilog
 from proctor.cli._history import HISTORY
 from proctor.cli._options import (
@@ -41,7 +51,12 @@ from proctor.errors import ConfigError
 
 # Proctor's own modules are imported inside command bodies: `proctor --help` imports every command module
 # and must stay fast (tests/test_public_api.py), so each command loads only what it runs.
-__all__ = ["EPILOG", "check_judges_configured", "parse_max_errors", "run_command"]
+__all__ = ["EPILOG", "OUTPUT_SUFFIXES", "check_judges_configured", "check_output", "parse_max_errors", "run_command"]
+
+OUTPUT_SUFFIXES = (".json", ".xml")
+"""What `--output` writes: the results JSON (`.json`) or JUnit XML (`.xml`), by its suffix (any case)."""
+EXIT_USAGE = 2
+"""Bad input or usage; also an `--output` that could not be written at the end (the results file kept)."""
 
 EPILOG = epilog(
     [
@@ -59,8 +74,12 @@ EPILOG = epilog(
     [
         (0, "every case passed (skipped ones too, unless --ci)"),
         (1, "a case failed"),
-        (2, "bad input or usage; under --ci, an LLM-judged check has no judge"),
-        (3, "the run could not complete: the target unreachable, the budget spent"),
+        (
+            2,
+            "bad input or usage, e.g. an unwritable --output or --results-dir; under --ci, an LLM-judged check has "
+            "no judge",
+        ),
+        (3, "the run could not complete: the target unreachable, the budget spent, the results unwritable"),
         (4, "none failed or errored, but a case was inconclusive (simulated user)"),
         (5, "none failed, but a case errored; or --max-errors stopped the run"),
         (6, "under --ci without --allow-skipped: a case skipped (nothing scored)"),
@@ -316,7 +335,7 @@ def run_command(
     # speed (`proctor.cli.main` keeps it off from start-up on; a caller of `app` may not)
     gc.disable()
     try:
-        from proctor.cli._console import Observer, exit_code, print_results, summary_text
+        from proctor.cli._console import EXIT_UNREACHABLE, Observer, exit_code, print_results, summary_text
         from proctor.run import RunOptions, filter_cases, run_sync
 
         project = project_or_exit(paths[0] if paths else None)  # proctor.yaml: defaults the command line overrides
@@ -384,6 +403,7 @@ def run_command(
     )
     if options.resume is not None and options.results_dir is None and not options.resume.exists():
         options = guard(lambda: _with_dir(options, default_dir))
+    _check_results_dir(options, _results_dir_source(context, project, results_dir, first))
     observer = None if ci or as_json or quiet else Observer(verbose=verbose, live=is_terminal())
     if verbose and not ci:
         _log_queries()
@@ -402,28 +422,125 @@ def run_command(
             if observer is not None:
                 observer.close()
         raise typer.Exit(code)
+    if output is not None:
+        check_output(output)
     remote = _cluster(cluster, cluster_workers) if cluster is not None else None
+    unwritten: OSError | None = None
     try:
         outcome = guard(lambda: run_sync(suites, options, cases=cases, observer=observer, remote=remote))
+    except OSError as exc:  # a results directory that turned unwritable (full, removed) after the check
+        unwritten = exc
     finally:
         if observer is not None:
-            observer.close()
+            observer.close()  # before any message: the progress bar would draw over it
+    if unwritten is not None:
+        fail(_results_not_written(unwritten), EXIT_UNREACHABLE)  # the run could not complete
     result = outcome.result
-    if output is not None:
-        from proctor.results import write_output
-
-        write_output(output, lambda: outcome.data, written=outcome.path)  # a copy of the file: no JSON made
+    output_error = _write_output(output, outcome) if output is not None else None
     fail_on_skipped = ci and not allow_skipped
+    code = exit_code(result, fail_on_skipped=fail_on_skipped) if output_error is None else EXIT_USAGE
     if ci or as_json:
-        typer.echo(summary_text(result, outcome.path, fail_on_skipped=fail_on_skipped))
+        text = summary_text(result, outcome.path, fail_on_skipped=fail_on_skipped)
+        typer.echo(text if output_error is None else _with_exit_code(text, code))
     else:
-        print_results(result, outcome.path, output, verbose=verbose)
-    code = exit_code(result, fail_on_skipped=fail_on_skipped)
+        print_results(result, outcome.path, output if output_error is None else None, verbose=verbose)
+    if output_error is not None:
+        typer.echo(f"error: {output_error}", err=True)
     if view and outcome.path is not None:
         from proctor.cli._view import view_after_run  # must stay fast: the viewer's web stack loads only here
 
         view_after_run(options.history, outcome.path, result.run_id)
     raise typer.Exit(code)
+
+
+def check_output(output: Path) -> None:
+    """`--output`, before any trial runs: exit 2 unless it names a `.json` or `.xml` file that can be written.
+
+    Its suffix must say what to write (`OUTPUT_SUFFIXES`), it must not be a directory, and a file must be
+    creatable in its directory (made, with missing parents, when absent): found out at the end, the run's
+    work would be done and the output lost.
+    """
+    suffix = output.suffix.lower()
+    if suffix not in OUTPUT_SUFFIXES:
+        found = f"the suffix {output.suffix!r}" if output.suffix else "no suffix"
+        fail(f"--output {output}: expected a .json (results JSON) or .xml (JUnit XML) file, found {found}")
+    if output.is_dir():
+        fail(f"--output {output}: is a directory; expected a file (.json or .xml) to write")
+    reason = cannot_write(output.parent)
+    if reason is not None:
+        fail(f"--output {output}: {reason}; expected a place where the file can be written")
+
+
+def _results_dir_source(context: typer.Context, project: Any, given: Path | None, first: Path) -> str:
+    """Who chose the results directory, for messages: the option, `proctor.yaml` (located), or the default."""
+    source = context.get_parameter_source("results_dir")
+    if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+        return "--results-dir"
+    if given is not None and project.config_file is not None:
+        return _located_setting(project.config_file, "results")
+    return f"the results directory (default: .results beside {first}; --results-dir chooses another)"
+
+
+def _located_setting(config_file: Path, key: str) -> str:
+    """`proctor.yaml:LINE:COLUMN: key` for a top-level setting (just `proctor.yaml: key` if it is not found)."""
+    import re
+
+    try:
+        lines = config_file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):  # read a moment ago: it changed since, say where without a line
+        lines = []
+    pattern = re.compile(rf"^{re.escape(key)}\s*:\s*")
+    for number, line in enumerate(lines, 1):
+        match = pattern.match(line)
+        if match is not None:
+            return f"{config_file}:{number}:{match.end() + 1}: {key}"
+    return f"{config_file}: {key}"
+
+
+def _check_results_dir(options: Any, source: str) -> None:
+    """Exit 2, before any trial runs, when the run's results directory cannot be made or written in.
+
+    `source` says who chose it (`_results_dir_source`). A resumed run without a directory writes beside the
+    file it resumes (which exists: it was read).
+    """
+    directory = options.results_dir
+    if directory is None and options.resume is not None:
+        directory = options.resume.absolute().parent
+    if directory is None:
+        return
+    reason = cannot_write(directory)
+    if reason is not None:
+        fail(f"{source}: {reason}; expected a directory the results files can be written in")
+
+
+def _write_output(output: Path, outcome: Any) -> str | None:
+    """Write `--output` after the run; what went wrong (the results file is kept), or `None` once written."""
+    from proctor.results import write_output
+
+    try:
+        write_output(output, lambda: outcome.data, written=outcome.path)  # a copy of the file: no JSON made
+    except OSError as exc:  # checked at start: a full disk, or the place changed during the run
+        kept = f"; the results are in {outcome.path}" if outcome.path is not None else ""
+        return f"--output {output}: could not write it ({exc.strerror or exc}){kept}"
+    return None
+
+
+def _with_exit_code(summary: str, code: int) -> str:
+    """The `--ci` JSON summary saying `code`: the process's status, the run's own being overruled."""
+    data = json.loads(summary)
+    data["exit_code"] = code
+    return json.dumps(data, indent=2)
+
+
+def _results_not_written(exc: OSError) -> str:
+    """What a run whose files could not be written says: the file, the operating system's error, the journal."""
+    place = exc.filename
+    message = f"could not write {place} ({exc.strerror or exc})" if place else f"could not write the results ({exc})"
+    if place is not None and str(place).endswith(".json"):
+        journal = Path(str(place)[: -len(".json")] + ".journal.jsonl")
+        if journal.is_file():
+            message += f"; the finished trials are kept in {journal}: rerun with --resume {journal} to write it"
+    return message
 
 
 def young_threshold(cases: list[Any], trials: int | None) -> int:

@@ -24,21 +24,51 @@ _CHUNKED_BUFFER = 1 << 20
 """The write buffer of a file written in chunks (a results file: ~1.4 KB a case, one chunk each)."""
 
 
+def _naming(exc: OSError, path: Path, tmp: str | None = None) -> OSError:
+    """`exc` naming `path`, the file being written, rather than the temporary file beside it.
+
+    A failed write then says which file could not be written (`[Errno 28] No space left on device:
+    'out.json'`), not `.out.json.x1y2.tmp`; the error's type (`FileNotFoundError`, ...) follows its errno.
+
+    Args:
+        exc: The error.
+        path: The file being written.
+        tmp: The temporary file, when made: an error naming another file (the one copied) keeps that name.
+    """
+    named = exc.filename if tmp is not None and exc.filename not in (None, tmp) else str(path)
+    return OSError(exc.errno, exc.strerror or str(exc), named)
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new temporary file beside `path` (its missing folders made), open: `(fd, name)`."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # an error names the folder that could not be made
+    try:
+        return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _naming(exc, path) from exc
+
+
 def _atomic_write(path: Path, data: bytes | str | Iterable[bytes | memoryview]) -> None:
-    """Write `data` (text as UTF-8; or chunks, in turn) to a temporary file beside `path`, then rename it."""
+    """Write `data` (text as UTF-8; or chunks, in turn) to a temporary file beside `path`, then rename it.
+
+    Raises:
+        OSError: `path` could not be written (its `filename` is `path`, or the folder that could not be
+            made); nothing is left behind, and a file already at `path` is as it was.
+    """
     if isinstance(data, str):
         data = data.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; results are ordinary files
+    fd, tmp = _temporary(path)
     try:
-        if isinstance(data, bytes):
-            with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb", buffering=-1 if isinstance(data, bytes) else _CHUNKED_BUFFER) as handle:
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; results are ordinary files
+            if isinstance(data, bytes):
                 handle.write(data)
-        else:
-            with os.fdopen(fd, "wb", buffering=_CHUNKED_BUFFER) as chunked:
-                chunked.writelines(data)
+            else:
+                handle.writelines(data)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _naming(exc, path, tmp) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -174,17 +204,22 @@ def write_output(
             which a JSON `--output` of a written run is not (the whole run's JSON: ~4 µs a case).
         written: The run's results file, when it was written already: a JSON `--output` is then a copy of
             its bytes (serialised once).
+
+    Raises:
+        OSError: `path` could not be written (see `_atomic_write`); `written` is left as it was.
     """
     if path.suffix.lower() == ".xml":
         write_junit(path, run() if callable(run) else run)
     elif written is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = _temporary(path)
         os.close(fd)
         try:
             shutil.copyfile(written, tmp)
             os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise _naming(exc, path, tmp) from exc
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -78,9 +78,10 @@ class _Resources:
             self.states = await start_states(cases, options.state, targets=targets)
 
     def start_models(self, plan: Plan, options: RunOptions) -> None:
-        wants_models = (
+        wants_models = (  # `prices`: the agent's calls are priced with it, judged or not (`account_agent`)
             options.judge
             or options.budget
+            or options.prices is not None
             or options.simulator
             or any(c.judge is not None or c.simulator is not None for c in plan.cases)
         )

@@ -763,6 +763,9 @@ def _resolve(
         except FileRefError as exc:
             report(loc, f"rubric file not found: {rubric_path}" if not rubric_path.exists() else str(exc))
             return None
+        if not text.strip():  # a blank rubric has no criteria: its check could only error, after the agent ran
+            report(loc, f"the rubric file {value} is empty: it has no criteria (expected one or more, e.g. '- Polite')")
+            return None
         return Rubric(rubric_path.resolve(), text)
 
     def setups(specs: list[SetupSpec], loc: Loc) -> list[SetupStep]:
