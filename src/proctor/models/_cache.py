@@ -77,7 +77,8 @@ class ModelCache:
     """
 
     directory: Path | str = field(default=Path(DEFAULT_CACHE_DIR))
-    """The cache directory (created on first write; kept as a `Path`)."""
+    """The cache directory (created on first write; kept as an absolute `Path`: a relative one is taken from
+    the working directory when the cache is made, so a later `chdir` does not move it)."""
     enabled: bool = True
     """`False` bypasses the cache: nothing is read or written."""
     roles: tuple[str, ...] = ("judge",)
@@ -86,7 +87,7 @@ class ModelCache:
     """Also cache calls at a temperature above 0 (their answers are then replayed, not re-sampled)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "directory", Path(self.directory))
+        object.__setattr__(self, "directory", Path(self.directory).absolute())
         object.__setattr__(self, "roles", tuple(self.roles))
 
     @property
