@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import gc
 import os
@@ -363,7 +364,7 @@ def _load_file(path: Path, checks: CheckCatalog | None, trust: Trust | None, sim
         issues = (
             list(exc.issues)
             if isinstance(exc, SuiteError)
-            else [_issue(name, err, data, positions, key_positions) for err in exc.errors()]
+            else [_issue(name, err, data, positions, key_positions) for err in _errors(exc)]
         )
         raise SuiteError(expansion.relabel(issues)) from None
 
@@ -556,6 +557,8 @@ def _data_loc(data: Any, loc: Sequence[str | int]) -> Loc:
             out.append(part)
         elif isinstance(current, Mapping) and current.get("type") == part:
             continue  # the union's tag: not a key of the input
+        elif isinstance(current, Mapping | list) and isinstance(part, str) and _MEMBER_LABEL.match(part):
+            continue  # the union member pydantic tried (`ToolSimulateSpec`, `bool`): not a key either
         else:
             out.append(part)
             current = None
@@ -580,11 +583,50 @@ def _issue(
     kind = error["type"]
     if kind == "extra_forbidden":
         line, col = key_positions.get(loc, (None, None))
-        message = _unknown_field_message(str(loc[-1]), _model_at(error["loc"][:-1]))
+        message = _unknown_field_message(str(loc[-1]), _place_at(error["loc"][:-1]))
     else:
-        line, col = _nearest(loc, positions)
         message = _message(error)
+        if kind == "value_error" and not loc and "is used twice" in message:
+            loc = _repeated_case_name(data) or loc  # the model names the case; the data says where it repeats
+        line, col = _nearest(loc, positions)
     return SuiteIssue(file, line, col, _format_loc(loc), message)
+
+
+def _repeated_case_name(data: Any) -> Loc | None:
+    """Where the first case name used twice is written the second time (`cases[2].name`)."""
+    cases = data.get("cases") if isinstance(data, Mapping) else None
+    seen: set[Any] = set()
+    for index, case in enumerate(cases if isinstance(cases, list) else []):
+        name = case.get("name") if isinstance(case, Mapping) else None
+        if name is not None and name in seen:
+            return ("cases", index, "name")
+        seen.add(name)
+    return None
+
+
+def _errors(exc: ValidationError) -> list[ErrorDetails]:
+    """The errors worth showing: a union member's "not this type" is dropped when another member took the mapping.
+
+    `simulate: {modle: x}` is about the mapping's fields, not "should be a valid boolean".
+    """
+    errors = exc.errors()
+    members: dict[tuple[str | int, ...], set[str]] = {}
+    for error in errors:
+        for index, part in enumerate(error["loc"]):
+            if isinstance(part, str) and _member_name(part) is not None:
+                members.setdefault(tuple(error["loc"][:index]), set()).add(part)
+    kept = [
+        error
+        for error in errors
+        if not (
+            error["type"].endswith("_type")
+            and isinstance(error.get("input"), dict)
+            and error["loc"]
+            and isinstance(error["loc"][-1], str)
+            and members.get(tuple(error["loc"][:-1]))
+        )
+    ]
+    return kept or errors
 
 
 def _nearest(loc: Loc, positions: Mapping[Loc, tuple[int, int]]) -> tuple[int | None, int | None]:
@@ -613,27 +655,88 @@ def _message(error: ErrorDetails) -> str:
     return f"{error['msg'][0].lower()}{error['msg'][1:]}; found {short}"
 
 
-def _model_at(loc: Sequence[str | int]) -> type[BaseModel] | None:
-    """The pydantic model that validates the value at `loc` (pydantic's own location, tags included)."""
-    model: type[BaseModel] | None = SuiteFileSpec
-    annotation: Any = None
+_MEMBER_LABEL = re.compile(
+    r"^(?:function-(?:after|before|wrap|plain)\[.*\b(?P<wrapped>\w+)\]|(?P<model>[A-Z][A-Za-z0-9_]*)"
+    r"|bool|str|int|float|none|(?:list|dict|tuple|set|literal|nullable|union|tagged-union)\[.*\])$"
+)
+"""The labels pydantic puts in an error's location for the member of a union that was tried
+(`ToolSimulateSpec`, `function-after[_one_transport(), ToolServerSpec]`, `bool`): not keys of the input."""
+
+
+def _member_name(label: str) -> str | None:
+    """The model a union member label names (`ToolServerSpec`), or `None` for a scalar member or a key."""
+    match = _MEMBER_LABEL.match(label)
+    return (match.group("wrapped") or match.group("model")) if match else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Place:
+    """The model that validates a mapping, and how the walk to it went (for the unknown-field message)."""
+
+    model: type[BaseModel]
+    field: str | None = None
+    """The field (or the name) whose value the mapping is."""
+    named: tuple[str, str] | None = None
+    """`(container, name)` when the mapping is the value of a named entry (`tools: {proxy: ...}`)."""
+    shape: str | None = None
+    """When the field takes several shapes (a union): the one the mapping was read as."""
+
+
+def _alternatives(annotation: Any) -> list[Any]:
+    """The members of a union (`X | None` -> `[X, None]`), `Annotated` unwrapped; else `[annotation]`."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return [member for arg in typing.get_args(annotation) for member in _alternatives(arg)]
+    if origin is typing.Annotated:
+        return _alternatives(typing.get_args(annotation)[0])
+    return [annotation]
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _place_at(loc: Sequence[str | int]) -> _Place | None:
+    """The pydantic model that validates the value at `loc` (pydantic's own location, tags included).
+
+    A `dict[str, X]` field's keys are names, not fields: `tools.proxy` is the tool named `proxy`.
+    """
+    options: list[Any] = [SuiteFileSpec]
+    field: str | None = None
+    named: tuple[str, str] | None = None
+    shape: str | None = None
     for part in loc:
+        alternatives = [alt for option in options for alt in _alternatives(option)]
+        models = [alt for alt in alternatives if _is_model(alt)]
         if isinstance(part, int):
+            options = [
+                typing.get_args(alt)[0]
+                for alt in alternatives
+                if typing.get_origin(alt) in (list, tuple, set, Sequence) and typing.get_args(alt)
+            ]
             continue
-        candidates = _models_in(annotation) if annotation is not None else ([model] if model else [])
-        tagged = [m for m in candidates if _tag_of(m) == part]
-        if tagged:
-            model, annotation = tagged[0], None
+        tagged = [model for model in models if _tag_of(model) == part]
+        member = _member_name(part)
+        chosen = tagged or [model for model in models if member is not None and model.__name__ == member]
+        if chosen:
+            if len(alternatives) > 1 and not tagged:
+                shape = chosen[0].__name__
+            options = chosen[:1]
             continue
-        owner = next((m for m in candidates if part in _fields_by_alias(m)), None)
-        if owner is None:
+        owner = next((model for model in models if part in _fields_by_alias(model)), None)
+        values = [typing.get_args(alt)[1] for alt in alternatives if typing.get_origin(alt) in (dict, Mapping)]
+        if owner is not None:
+            options, field, named, shape = [_fields_by_alias(owner)[part]], part, None, None
+        elif values:
+            options, named, field, shape = values, ((field or "", part) if field else None), part, None
+        else:
             return None
-        annotation = _fields_by_alias(owner)[part]
-        model = None
-    if annotation is not None:
-        models = _models_in(annotation)
-        return models[0] if len(models) == 1 else None
-    return model
+    models = [alt for option in options for alt in _alternatives(option) if _is_model(alt)]
+    if len(models) != 1:
+        return None
+    if shape is None and len([alt for option in options for alt in _alternatives(option) if alt is not type(None)]) > 1:
+        shape = models[0].__name__
+    return _Place(models[0], field, named, shape)
 
 
 def _fields_by_alias(model: type[BaseModel]) -> dict[str, Any]:
@@ -657,13 +760,35 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
-def _unknown_field_message(key: str, model: type[BaseModel] | None) -> str:
-    if model is None:
+def _unknown_field_message(key: str, place: _Place | None) -> str:
+    """What is wrong with an unknown field, and where a field of that name belongs when it is one level down.
+
+    Never suggests the same name: a field valid one level down (inside a field of this mapping, or under
+    a name left out: `tools: {proxy: {command: ...}}`) is said to belong there.
+    """
+    if place is None:
         return f"unknown field {key!r}"
-    valid = sorted(_fields_by_alias(model))
-    close = difflib.get_close_matches(key, valid, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown field {key!r}{hint} Valid fields: {', '.join(valid)}"
+    fields = _fields_by_alias(place.model)
+    valid = sorted(fields)
+    holders = sorted(
+        name for name, annotation in fields.items() if any(key in _fields_by_alias(m) for m in _models_in(annotation))
+    )
+    if place.named is not None and place.named[1] in holders:
+        container, name = place.named
+        example = f"{container}: {{NAME: {{{name}: {{{key}: ...}}}}}}"
+        hint = (
+            f"; the keys under {container!r} are names, so {name!r} was read as the name of an entry, and "
+            f"{key!r} belongs inside an entry's {name!r} (a name is missing: {example})."
+        )
+    elif holders:
+        hint = f"; {key!r} belongs one level down, inside {' or '.join(repr(holder) for holder in holders)}."
+    else:
+        close = [match for match in difflib.get_close_matches(key, valid, n=2) if match != key]
+        hint = f"; did you mean {close[0]!r}?" if close else "."
+    what = "Valid fields"
+    if place.shape is not None and place.field is not None:
+        what = f"{place.field!r} takes several shapes; as a mapping ({place.shape}) its valid fields are"
+    return f"unknown field {key!r}{hint} {what}: {', '.join(valid)}"
 
 
 def _journey(expect: JourneySpec | None) -> tuple[AssertionSpec, ...]:

@@ -9,8 +9,10 @@ directory. Options given on the command line (or their environment variables) ov
 
 # No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
+import difflib
 import glob
 import os
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,6 +175,25 @@ def default_store_path(start: Path | None = None) -> Path:
     return load_project(start).store
 
 
+class ProjectConfigError(SuiteError):
+    """`proctor.yaml` cannot be read or is invalid: a `SuiteError` whose heading names the project config."""
+
+    def __init__(self, issues: list[SuiteIssue]) -> None:
+        super().__init__(issues)
+        count = len(issues)
+        lines = "\n".join(f"  {issue}" for issue in issues)
+        self.args = (f"{count} problem{'s' if count != 1 else ''} in the project config {PROJECT_FILE}:\n{lines}",)
+
+
+def _undecodable(name: str, data: bytes, exc: UnicodeDecodeError) -> SuiteIssue:
+    """The first byte that is not UTF-8, located by line and column (as a suite file's is)."""
+    before = data[: exc.start]
+    line = before.count(b"\n") + 1
+    column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    message = f"{PROJECT_FILE} is not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded ({exc.reason})"
+    return SuiteIssue(name, line, column, "", message)
+
+
 def read_project_config(path: Path) -> ProjectConfig:
     """Read and validate a `proctor.yaml`.
 
@@ -183,11 +204,14 @@ def read_project_config(path: Path) -> ProjectConfig:
     try:
         with path.open("rb") as file:
             raw = file.read(MAX_CONFIG_BYTES + 1)
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise SuiteError([SuiteIssue(name, None, None, "", "larger than 1 MiB: not a project config")])
+    except OSError as exc:
+        raise ProjectConfigError([SuiteIssue(name, None, None, "", f"cannot read the project config: {exc}")]) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ProjectConfigError([SuiteIssue(name, None, None, "", "larger than 1 MiB: not a project config")])
+    try:
         text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError([SuiteIssue(name, None, None, "", f"cannot read the project config: {exc}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ProjectConfigError([_undecodable(name, raw, exc)]) from None
     # must stay fast: ruamel.yaml loads only for a project that has a `proctor.yaml`
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
@@ -199,17 +223,17 @@ def read_project_config(path: Path) -> ProjectConfig:
     except MarkedYAMLError as exc:
         mark = syntax_mark(exc)
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise SuiteError([SuiteIssue(name, line, column, "", syntax_message(exc))]) from None
+        raise ProjectConfigError([SuiteIssue(name, line, column, "", syntax_message(exc))]) from None
     except (RuamelError, ValueError) as exc:
-        raise SuiteError([SuiteIssue(name, None, None, "", f"invalid YAML: {exc}")]) from None
+        raise ProjectConfigError([SuiteIssue(name, None, None, "", f"invalid YAML: {exc}")]) from None
     if document is None:
         return ProjectConfig()
     if not isinstance(document, CommentedMap):
-        raise SuiteError([SuiteIssue(name, 1, 1, "", "expected a mapping of settings (trusted, target, ...)")])
+        raise ProjectConfigError([SuiteIssue(name, 1, 1, "", "expected a mapping of settings (trusted, target, ...)")])
     try:
         return ProjectConfig.model_validate(_plain(document))
     except ValidationError as exc:
-        raise SuiteError([_issue(name, document, error) for error in exc.errors(include_url=False)]) from None
+        raise ProjectConfigError([_issue(name, document, error) for error in exc.errors(include_url=False)]) from None
 
 
 def _plain(node: Any) -> Any:
@@ -221,16 +245,45 @@ def _plain(node: Any) -> Any:
 
 
 def _issue(name: str, document: "CommentedMap", error: Any) -> SuiteIssue:
-    loc = [str(part) for part in error["loc"]]
-    key = loc[0] if loc else ""
+    """One validation error, located at the field it is about (`matrix.models`), with the value found there."""
+    loc = list(error["loc"])
+    unknown = error["type"] == "extra_forbidden"
+    node: Any = document
     line = column = None
-    if key in document:
-        at = document.lc.key(key) if error["type"] == "extra_forbidden" else document.lc.value(key)
+    model: type[BaseModel] = ProjectConfig
+    for index, part in enumerate(loc):
+        last = index == len(loc) - 1
+        if isinstance(node, dict) and part in node and hasattr(node, "lc"):
+            at = node.lc.key(part) if unknown and last else node.lc.value(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node) and hasattr(node, "lc"):
+            at = node.lc.item(part)
+        else:
+            break  # a missing field: located at the mapping that lacks it
         line, column = at[0] + 1, at[1] + 1
-    found = document.get(key) if key in document else None
-    if error["type"] == "extra_forbidden":
-        known = ", ".join(ProjectConfig.model_fields)
-        message = f"unknown setting {key!r} (known: {known})"
-    else:
-        message = f"{error['msg']} (found {found!r})"
-    return SuiteIssue(name, line, column, ".".join(loc), message)
+        node = node[part]
+        if not last:
+            field = model.model_fields.get(str(part))
+            inner = (
+                [arg for arg in (field.annotation, *typing.get_args(field.annotation)) if _is_model(arg)]
+                if field
+                else []
+            )
+            model = inner[0] if inner else model
+    field_path = ".".join(str(part) for part in loc)
+    if unknown:
+        key = str(loc[-1]) if loc else ""
+        known = list(model.model_fields)
+        close = [match for match in difflib.get_close_matches(key, known, n=1) if match != key]
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        what = "setting" if len(loc) == 1 else "field"
+        where = "" if len(loc) == 1 else f" in {'.'.join(str(part) for part in loc[:-1])!r}"
+        return SuiteIssue(
+            name, line, column, field_path, f"unknown {what} {key!r}{where}{hint} (known: {', '.join(known)})"
+        )
+    if error["type"] == "missing":
+        return SuiteIssue(name, line, column, field_path, "required field is missing")
+    return SuiteIssue(name, line, column, field_path, f"{error['msg']} (found {_plain(error.get('input'))!r})")
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
