@@ -54,12 +54,21 @@ def test_log_records_of_httpx_and_proctor_are_redacted(caplog: pytest.LogCapture
     logging.getLogger("httpx").info('HTTP Request: %s %s "%s"', "POST", "http://u:pw-log@h/v1", "HTTP/1.1 200 OK")
     logging.getLogger("proctor.service.consumer").warning("cannot reach redis://:pw-log@h:6379/0")
     logging.getLogger("other").info("http://u:pw-other@h")  # not ours: left alone
+    # the A2A and MCP SDKs' transports (httpx2) and the A2A SDK log URLs with their userinfo
+    logging.getLogger("httpx2").info("HTTP Request: DELETE http://u:pw-sdk@h/mcp")
+    logging.getLogger("a2a.client.card_resolver").info("Successfully fetched agent card data from http://u:pw-a2a@h")
+    logging.getLogger("mcp.client.streamable_http").info("GET http://u:pw-mcp@h/mcp")
     messages = [record.getMessage() for record in caplog.records]
     assert messages[:2] == [
         'HTTP Request: POST http://u:***@h/v1 "HTTP/1.1 200 OK"',
         "cannot reach redis://***@h:6379/0",
     ]
     assert messages[2] == "http://u:pw-other@h"
+    assert messages[3:] == [
+        "HTTP Request: DELETE http://u:***@h/mcp",
+        "Successfully fetched agent card data from http://u:***@h",
+        "GET http://u:***@h/mcp",
+    ]
 
 
 def test_credentials_sent_in_headers_are_remembered_in_every_form_a_server_may_echo() -> None:

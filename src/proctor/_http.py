@@ -35,6 +35,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from proctor import _json
+from proctor._redact import redact_url
 from proctor._tls import shared_ssl_context
 
 if TYPE_CHECKING:
@@ -339,8 +340,9 @@ class HttpClient:
                 proxy_headers=proxy_headers,
             ) as response:
                 content = await response.read()
-                if logger.isEnabledFor(logging.INFO):  # as httpx logged each request
-                    logger.info('HTTP Request: %s %s "HTTP/1.1 %d %s"', method, url, response.status, response.reason)
+                if logger.isEnabledFor(logging.INFO):  # as httpx logged each request, userinfo and keys masked
+                    shown = redact_url(url)
+                    logger.info('HTTP Request: %s %s "HTTP/1.1 %d %s"', method, shown, response.status, response.reason)
                 return HttpResponse(response.status, response.headers, content, response.url)
         except _aiohttp().ClientError as exc:
             raise classify(exc) from exc

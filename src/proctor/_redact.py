@@ -237,8 +237,9 @@ def redact_excerpt(text: Any, limit: int) -> str:
     return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 
 
-LOGGERS = ("httpx", "httpcore", "proctor", "uvicorn", "redis")
-"""The loggers (and their children) whose records `install_log_redaction` rewrites."""
+LOGGERS = ("httpx", "httpx2", "httpcore", "proctor", "uvicorn", "redis", "a2a", "mcp")
+"""The loggers (and their children) whose records `install_log_redaction` rewrites (`httpx2`, `a2a`, `mcp`: the
+A2A and MCP SDKs' transports log request and agent-card URLs with their userinfo)."""
 _installed = False
 
 

@@ -25,7 +25,7 @@ from a2a.client.client import Client
 from a2a.types import CancelTaskRequest, Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
-from proctor._redact import redact_url
+from proctor._redact import redact, redact_url, remember_headers, remember_url_credentials
 from proctor.errors import TargetError, TargetProtocolError
 from proctor.suite._protocol_targets import A2ATargetSpec
 from proctor.targets._base import DEFAULT_MAX_CONNECTIONS, SessionContext
@@ -72,7 +72,9 @@ class A2ATarget:
         self.spec = spec
         self.url = str(spec.url).rstrip("/")
         self.name = f"a2a {redact_url(self.url)}"
+        remember_url_credentials(self.url)  # userinfo (sent as Basic auth) and secret query values: masked
         headers = {key: expand_env(value, f"headers.{key}") for key, value in spec.headers.items()}
+        remember_headers(headers)  # a literal key too (`${VAR}` values are remembered as they are read)
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         self._http = httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(120.0))
         self._client: Client | None = None
@@ -93,8 +95,10 @@ class A2ATarget:
                 try:
                     card = await resolver.get_agent_card(self.spec.card_path)
                 except Exception as exc:  # the SDK raises its own errors and httpx's alike
-                    problem = f"{type(exc).__name__}: {exc}"
+                    problem = redact(f"{type(exc).__name__}: {exc}")  # it quotes the URL, maybe what came back
                     raise TargetError(f"cannot read the agent card of {self.name}: {problem}") from exc
+                for interface in card.supported_interfaces:  # the SDK sends to these: their userinfo masked
+                    remember_url_credentials(interface.url)
                 self.card = MessageToDict(card)
                 self._client = await create_client(card, client_config=config)
         return self._client
@@ -155,14 +159,15 @@ class A2ASession:
                 reply.add(event)
         except Exception as exc:  # transport and protocol errors of the SDK (a timeout too)
             await self._cancel_abandoned(reply, headers)
-            raise TargetError(f"{self._target.name}: {type(exc).__name__}: {exc}") from exc
+            problem = redact(f"{type(exc).__name__}: {exc}")  # the SDK quotes URLs and the agent's error texts
+            raise TargetError(f"{self._target.name}: {problem}") from exc
         except anyio.get_cancelled_exc_class():  # the turn's deadline, Ctrl-C, a stopped run
             await self._cancel_abandoned(reply, headers)
             raise
         self.context_id = reply.context_id or self.context_id
         self.task_id = reply.task_id if reply.state == TaskState.TASK_STATE_INPUT_REQUIRED else None
         if reply.state in _FAILED:
-            why = f": {reply.text()}" if reply.text() else ""
+            why = f": {redact(reply.text())}" if reply.text() else ""  # the agent may echo what it was sent
             raise TargetError(f"the agent's task {_FAILED[reply.state]}{why}")
         if not reply.seen:
             raise TargetProtocolError(f"{self._target.name} answered with no task or message")
@@ -189,7 +194,9 @@ class A2ASession:
             try:
                 await self._client.cancel_task(CancelTaskRequest(id=task_id), context=call)
             except Exception as exc:  # best effort: the agent may not cancel, or be gone
-                logger.debug("%s: cannot cancel task %s: %s: %s", self._target.name, task_id, type(exc).__name__, exc)
+                if logger.isEnabledFor(logging.DEBUG):  # the SDK's error may quote a URL or the agent's text
+                    problem = redact(f"{type(exc).__name__}: {exc}")
+                    logger.debug("%s: cannot cancel task %s: %s", self._target.name, task_id, problem)
         if scope.cancelled_caught:
             logger.debug("%s: cancelling task %s took over %ss", self._target.name, task_id, CANCEL_TIMEOUT)
 

@@ -25,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from proctor._redact import redact_url
+from proctor._redact import redact, redact_url, remember_headers, remember_url_credentials
 from proctor.errors import TargetError, TargetProtocolError
 from proctor.suite._protocol_targets import McpTargetSpec
 from proctor.targets._base import SessionContext
@@ -65,7 +65,10 @@ class McpTarget:
         self.spec = spec
         where = redact_url(spec.url) if spec.url is not None else " ".join(spec.command or [])
         self.name = f"mcp {where} tool {spec.tool}"
+        if spec.url is not None:
+            remember_url_credentials(spec.url)  # userinfo (sent as Basic auth) and secret query values: masked
         self.headers = {key: expand_env(value, f"headers.{key}") for key, value in spec.headers.items()}
+        remember_headers(self.headers)  # a literal key too (`${VAR}` values are remembered as they are read)
         self.env = {key: expand_env(value, f"env.{key}") for key, value in spec.env.items()}
 
     async def open_session(self, context: SessionContext) -> McpSession:
@@ -107,7 +110,7 @@ class McpSession:
         if self._session is None:
             error = self._task.exception() if self._task.done() else None
             await self.aclose()
-            detail = f"{type(error).__name__}: {error}" if error is not None else "no session"
+            detail = _reason(error) if error is not None else "no session"
             raise TargetError(f"{self._target.name}: cannot open an MCP session: {detail}") from error
 
     async def _run(self) -> None:
@@ -166,15 +169,18 @@ class McpSession:
                 self._target.spec.tool, self._arguments(message, history), read_timeout_seconds=self._context.timeout
             )
         except Exception as exc:  # the SDK's McpError and transport errors alike
-            raise TargetError(f"{self._target.name}: {type(exc).__name__}: {exc}") from exc
+            problem = redact(f"{type(exc).__name__}: {exc}")  # the SDK quotes URLs and the server's error texts
+            raise TargetError(f"{self._target.name}: {problem}") from exc
         text = _text(result.content)
-        if result.is_error:
-            raise TargetError(f"{self._target.name} answered with an error: {text}")
+        if result.is_error:  # the agent may echo what it was sent
+            raise TargetError(f"{self._target.name} answered with an error: {redact(text)}")
         reply_key = self._target.spec.reply_key
         if reply_key is not None:
             structured = result.structured_content or {}
             if reply_key not in structured:
-                raise TargetProtocolError(f"{self._target.name}: the result has no '{reply_key}': {structured}")
+                raise TargetProtocolError(
+                    f"{self._target.name}: the result has no '{reply_key}': {redact(str(structured))}"
+                )
             text = str(structured[reply_key])
         raw = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         history.append({"role": "assistant", "content": text})
@@ -188,6 +194,13 @@ class McpSession:
         if task is not None:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await task
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost causes of a failure (the SDK's task groups wrap them in exception groups), redacted."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_reason(inner) for inner in exc.exceptions)
+    return redact(f"{type(exc).__name__}: {exc}")
 
 
 def _text(content: Any) -> str:

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from proctor._redact import remember_headers, remember_secret, remember_url_credentials
+from proctor._redact import redact, redact_url, remember_headers, remember_secret, remember_url_credentials
 from proctor.errors import ConfigError, ProctorError
 from proctor.suite._tools import ToolServerSpec
 from proctor.tools._answer import ToolAnswer
@@ -48,8 +48,8 @@ def _expand(value: str, where: str) -> str:
 
 
 def describe(spec: ToolServerSpec) -> str:
-    """A short name for a server: its URL or its command line."""
-    return spec.url if spec.url is not None else " ".join(spec.command or [])
+    """A short name for a server: its URL (userinfo and secret query values masked) or its command line."""
+    return redact_url(spec.url) if spec.url is not None else " ".join(spec.command or [])
 
 
 class Upstream:
@@ -93,7 +93,7 @@ class Upstream:
     async def _transport(self) -> AsyncIterator[Any]:
         spec = self.spec
         if spec.url is not None:
-            where = f"tool server {spec.url} header"
+            where = f"tool server {self.name} header"
             headers = {key: _expand(value, f"{where} {key}") for key, value in spec.headers.items()}
             remember_headers(headers)  # a static key too: masked wherever the server echoes it
             remember_url_credentials(spec.url)  # userinfo (sent as Basic auth) and secret query values
@@ -124,7 +124,8 @@ class Upstream:
         try:
             result = await session.call_tool(name, arguments, read_timeout_seconds=seconds)
         except Exception as exc:  # the SDK raises McpError and transport errors alike
-            return ToolAnswer.error(f"tool server {self.name} failed: {type(exc).__name__}: {exc}")
+            problem = redact(f"{type(exc).__name__}: {exc}")  # the SDK quotes URLs and the server's error texts
+            return ToolAnswer.error(f"tool server {self.name} failed: {problem}")
         return ToolAnswer.from_mcp(result.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     def close(self) -> None:
@@ -133,7 +134,7 @@ class Upstream:
 
 
 def _reason(exc: BaseException) -> str:
-    """The innermost causes of a failure (the SDK's task groups wrap them in exception groups)."""
+    """The innermost causes of a failure (the SDK's task groups wrap them in exception groups), redacted."""
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_reason(inner) for inner in exc.exceptions)
-    return f"{type(exc).__name__}: {exc}"
+    return redact(f"{type(exc).__name__}: {exc}")
