@@ -93,7 +93,8 @@ def test_a_judged_case_without_a_judge_is_a_skip_with_the_plugins_hint(
     result.stdout.fnmatch_lines(
         [
             "SKIPPED*proctor case 'judged' was not fully checked: 'llm-rubric: Gives an email address' needs a judge "
-            "model and none is configured: pass --proctor-judge provider/model, or add 'judge:' to the suite*",
+            "model and none is configured: pass --proctor-judge provider/model, set PROCTOR_JUDGE_MODEL, or add "
+            "'judge:' to the suite*",
             "*proctor case 'judged': skipped (no scored trial)*",
         ]
     )

@@ -16,6 +16,12 @@ def test_capitals(proctor_case):
     outcome.assert_passed()          # fails with the failing checks' reasons and a transcript excerpt
 ```
 
+A case that passed while an LLM-judged check went unjudged (no judge model: `judge=`, else
+`PROCTOR_JUDGE_MODEL`, else the suite's `judge:`) fails `assert_passed()`, naming the check, unless
+`allow_skipped=True` (to `run_case` or `assert_passed`) or `PROCTOR_ALLOW_SKIPPED=1` allows it; the
+plugin's items are skips then, unless `--proctor-allow-skipped`. Both read `PROCTOR_JUDGE_MODEL` as the
+CLI's `--judge` does (an empty or blank value is no judge).
+
 Names load on first use, so pytest's start-up (which imports the plugin) stays fast.
 """
 

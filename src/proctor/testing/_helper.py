@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from proctor.checks import registry
+from proctor.checks._judging import unjudged_checks
 from proctor.errors import ConfigError
 from proctor.run import RunOptions, run_sync
 from proctor.suite import Case, Suite, Trust, load_suite_file, parse_target_string
 
-__all__ = ["CaseOutcome", "env_flag", "run_case", "run_loaded_case"]
+__all__ = ["CaseOutcome", "env_flag", "given_judge", "run_case", "run_loaded_case"]
 
 EXCERPT_MESSAGES = 6
 """Messages of the failing trial's transcript shown in an explanation (its last ones)."""
@@ -44,12 +45,29 @@ def env_flag(name: str) -> bool:
     raise ConfigError(f"{name}={os.environ[name]!r} is not a valid boolean: use 1 or 0 (true/false, yes/no, on/off)")
 
 
+def given_judge(judge: str | None) -> str | None:
+    """The judge model a caller chose, as the CLI's `--judge` (whose variable is `PROCTOR_JUDGE_MODEL`) reads it.
+
+    `judge` when given, else `PROCTOR_JUDGE_MODEL`; an empty or blank value is no judge (the suite's
+    `judge:` applies). A given blank `judge` is no judge, as `--judge ""` is: the variable is not read then.
+    """
+    if judge is None:
+        judge = os.environ.get("PROCTOR_JUDGE_MODEL")
+    name = judge.strip() if judge is not None else ""
+    return name or None
+
+
 @dataclass(frozen=True, slots=True)
 class CaseOutcome:
     """A case's result, as in the results JSON (`data`), with what a test needs to say why it failed."""
 
     data: Mapping[str, Any]
     """The case's entry of the results JSON (`cases[0]`)."""
+    unjudged: str | None = None
+    """An LLM-judged check of the case that no judge model graded (none was configured), if any: the case
+    was not fully checked, and `assert_passed` refuses it unless skipped checks are allowed."""
+    allow_skipped: bool | None = None
+    """`run_case`'s `allow_skipped`: `assert_passed`'s default (else `PROCTOR_ALLOW_SKIPPED`)."""
 
     @property
     def name(self) -> str:
@@ -66,7 +84,11 @@ class CaseOutcome:
 
     @property
     def passed(self) -> bool:
-        """Whether the case passed (its pass rate reached `min_pass_rate`)."""
+        """Whether the run passed the case (its pass rate reached `min_pass_rate`).
+
+        As the run said: a case whose LLM-judged checks went unjudged for want of a judge model (`unjudged`)
+        may have passed on its other checks; `assert_passed` refuses that unless skipped checks are allowed.
+        """
         return self.status == "passed"
 
     def failures(self) -> list[tuple[int, str, str, str]]:
@@ -106,10 +128,34 @@ class CaseOutcome:
                 lines.append(f"    {message.get('role')}: {text[:200]}{'...' if len(text) > 200 else ''}")
         return "\n".join(lines)
 
-    def assert_passed(self) -> None:
-        """Raise `AssertionError` with `explain()` unless the case passed."""
+    def unjudged_hint(self) -> str:
+        """Why the case was not fully checked and what to pass (empty when every judged check had a judge)."""
+        if self.unjudged is None:
+            return ""
+        return (
+            f"proctor case {self.name!r} was not fully checked: {self.unjudged!r} needs a judge model and none is "
+            "configured: pass judge='provider/model', set PROCTOR_JUDGE_MODEL, or add 'judge:' to the suite; "
+            "or allow_skipped=True (or PROCTOR_ALLOW_SKIPPED=1) lets it pass on its other checks"
+        )
+
+    def assert_passed(self, *, allow_skipped: bool | None = None) -> None:
+        """Raise `AssertionError` with `explain()` unless the case passed, and fully checked.
+
+        A case that passed while an LLM-judged check went unjudged (no judge model: `unjudged`) fails too,
+        naming the check and what to pass, as `proctor run --ci` stops on it, unless skipped checks are
+        allowed: `allow_skipped`, else `run_case`'s `allow_skipped`, else `PROCTOR_ALLOW_SKIPPED`.
+
+        Raises:
+            AssertionError: The case did not pass, or was not fully checked and that is not allowed.
+            proctor.errors.ConfigError: `PROCTOR_ALLOW_SKIPPED` is read and is not a boolean.
+        """
         if not self.passed:
-            raise AssertionError(self.explain())
+            raise AssertionError("\n".join(filter(None, [self.explain(), self.unjudged_hint()])))
+        if self.unjudged is None:
+            return
+        allowed = allow_skipped if allow_skipped is not None else self.allow_skipped
+        if not (allowed if allowed is not None else env_flag("PROCTOR_ALLOW_SKIPPED")):
+            raise AssertionError(self.unjudged_hint())
 
 
 def agent_target(agent: Callable[..., Any]) -> dict[str, Any]:
@@ -134,6 +180,7 @@ def run_case(
     trust: Trust | None = None,
     cache: bool | None = None,
     cache_dir: str | Path | None = None,
+    allow_skipped: bool | None = None,
 ) -> CaseOutcome:
     """Load a suite file and run one of its cases (all its trials); never writes result files.
 
@@ -144,12 +191,15 @@ def run_case(
             replaces the suite's target.
         target: A target spec or string (`--target`'s forms) replacing the suite's; ignored with `agent`.
         trials: Trials per case, overriding the file.
-        judge: The judge model (`provider/model`).
+        judge: The judge model (`provider/model`); default `PROCTOR_JUDGE_MODEL` (as the CLI's `--judge`),
+            else the suite's `judge:`. An empty or blank value is no judge.
         simulator: The simulated user's model.
         trust: The trust policy for loading; default none (the caller chose the file, as library callers do).
         cache: Whether judge calls use the model call cache; default on unless `PROCTOR_NO_CACHE` is true
             (as the CLI's `--no-cache` and its variable).
         cache_dir: Where the cache lives; default `PROCTOR_CACHE_DIR`, else `.proctor/cache`.
+        allow_skipped: Whether the outcome's `assert_passed` lets a case pass on its other checks when an
+            LLM-judged check went unjudged for want of a judge model; default `PROCTOR_ALLOW_SKIPPED`.
 
     Raises:
         proctor.errors.SuiteError: The file does not load.
@@ -168,7 +218,15 @@ def run_case(
             raise ConfigError(f"{path} has no case {name!r}; it has: {', '.join(c.name for c in suite.cases)}")
     spec = agent_target(agent) if agent is not None else target
     return run_loaded_case(
-        suite, case, target=spec, trials=trials, judge=judge, simulator=simulator, cache=cache, cache_dir=cache_dir
+        suite,
+        case,
+        target=spec,
+        trials=trials,
+        judge=judge,
+        simulator=simulator,
+        cache=cache,
+        cache_dir=cache_dir,
+        allow_skipped=allow_skipped,
     )
 
 
@@ -182,8 +240,10 @@ def run_loaded_case(
     simulator: str | None = None,
     cache: bool | None = None,
     cache_dir: str | Path | None = None,
+    allow_skipped: bool | None = None,
 ) -> CaseOutcome:
-    """Run one loaded case (the pytest plugin's test items call this); `cache` and `cache_dir` as `run_case`'s."""
+    """Run one loaded case (the pytest plugin's test items call this); the arguments as `run_case`'s."""
+    judge = given_judge(judge)
     if isinstance(target, str):
         target = parse_target_string(target)
     if cache_dir is None and os.environ.get("PROCTOR_CACHE_DIR"):
@@ -200,4 +260,7 @@ def run_loaded_case(
         history=None,
     )
     outcome = run_sync([suite], options, cases=[case])
-    return CaseOutcome(outcome.data["cases"][0])
+    unjudged = unjudged_checks([case], judge)
+    return CaseOutcome(
+        outcome.data["cases"][0], unjudged=unjudged[0][1] if unjudged else None, allow_skipped=allow_skipped
+    )

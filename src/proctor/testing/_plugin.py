@@ -13,8 +13,9 @@ transcript; a skipped case (nothing scored: no checks, or no judge or simulator 
 with the hint. An incomplete case (the run stopped before all its planned trials ran) fails, saying how
 many of them ran: a case the run did not finish is not a pass.
 
-Nothing unchecked passes: a case with an LLM-judged check and no judge model (`--proctor-judge`, or the
-suite's `judge:`) that passed on its other checks is a pytest skip with the hint, not a pass, unless
+Nothing unchecked passes: a case with an LLM-judged check and no judge model (`--proctor-judge`, else
+`PROCTOR_JUDGE_MODEL` as for the CLI's `--judge`, or the suite's `judge:`; an empty or blank value is no
+judge) that passed on its other checks is a pytest skip with the hint, not a pass, unless
 `--proctor-allow-skipped` (or `PROCTOR_ALLOW_SKIPPED=1`) allows it, as `proctor run --ci` stops on such a
 check unless `--allow-skipped`. A case that failed or errored on its other checks still fails.
 `--proctor-no-cache` (or `PROCTOR_NO_CACHE=1`) keeps judge calls out of the model call cache, and
@@ -49,7 +50,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--proctor-target", default=None, help="Run collected suites against this target (--target's forms)."
     )
     group.addoption("--proctor-trials", type=int, default=None, help="Trials per case, overriding the suite files.")
-    group.addoption("--proctor-judge", default=None, help="The judge model (provider/model) for judged checks.")
+    group.addoption(
+        "--proctor-judge",
+        default=None,
+        help="The judge model (provider/model) for judged checks (or PROCTOR_JUDGE_MODEL; empty: none).",
+    )
     group.addoption("--proctor-simulator", default=None, help="The model that plays simulated users.")
     group.addoption(
         "--proctor-allow-skipped",
@@ -154,29 +159,27 @@ class ProctorCase(pytest.Item):
 
     def runtest(self) -> None:
         """Run the case; fail with its failing checks, skip when it could not be (fully) judged."""
-        from proctor.checks._judging import unjudged_checks  # pytest's start-up stays fast (must stay fast)
-        from proctor.testing._helper import env_flag, run_loaded_case  # (start-up time)
+        from proctor.testing._helper import env_flag, run_loaded_case  # pytest's start-up stays fast (must stay fast)
 
         option = self.config.getoption
-        judge = option("proctor_judge")
         outcome = run_loaded_case(
             self.suite,
             self.case,
             target=option("proctor_target"),
             trials=option("proctor_trials"),
-            judge=judge,
+            judge=option("proctor_judge"),  # else PROCTOR_JUDGE_MODEL
             simulator=option("proctor_simulator"),
             cache=False if option("proctor_no_cache") else None,
         )
         if outcome.status == "incomplete":  # the run stopped before all its trials ran: not a pass, nor a skip
             raise CaseFailed(outcome)
-        unjudged = unjudged_checks([self.case], judge)
-        hint = _no_judge_hint(outcome.name, unjudged[0][1]) if unjudged else ""
+        unjudged = outcome.unjudged
+        hint = _no_judge_hint(outcome.name, unjudged) if unjudged is not None else ""
         if outcome.status in ("skipped", "inconclusive"):
             pytest.skip("\n".join(filter(None, [hint, outcome.explain()])))
         if not outcome.passed:
             raise CaseFailed(outcome)
-        if unjudged and not (option("proctor_allow_skipped") or env_flag("PROCTOR_ALLOW_SKIPPED")):
+        if unjudged is not None and not (option("proctor_allow_skipped") or env_flag("PROCTOR_ALLOW_SKIPPED")):
             pytest.skip(
                 f"{hint}\n  its other checks passed; --proctor-allow-skipped (or PROCTOR_ALLOW_SKIPPED=1) lets it "
                 "pass on them"
@@ -199,7 +202,7 @@ def _no_judge_hint(case: str, check: str) -> str:
     """Why a case with an LLM-judged check and no judge model is a skip, and what to pass."""
     return (
         f"proctor case {case!r} was not fully checked: {check!r} needs a judge model and none is configured: "
-        "pass --proctor-judge provider/model, or add 'judge:' to the suite"
+        "pass --proctor-judge provider/model, set PROCTOR_JUDGE_MODEL, or add 'judge:' to the suite"
     )
 
 
