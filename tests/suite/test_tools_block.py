@@ -40,7 +40,7 @@ def test_the_short_forms() -> None:
         ("tools:\n  x: {description: d}\n", "tools.x", "found none"),
         (
             "tools:\n  x: {mock: {latency_ms: 5}}\n",
-            "tools.x",
+            "tools.x.mock",  # located at the mock itself
             "a mock needs a 'result', 'results', a 'table', an 'error' or a 'cypher' statement",
         ),
         (

@@ -27,9 +27,9 @@ Example:
 # No `from __future__ import annotations`: pydantic would compile every annotation string (a ForwardRef) at import.
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, WithJsonSchema, model_validator
 
 from proctor.suite._defaults import new_list
 from proctor.suite._journey import ArgStrategy, MatchingSpec
@@ -98,6 +98,21 @@ class MockSpec(_Strict):
         return self
 
 
+def _mock_shape(value: Any) -> str:
+    return "MockSpec" if isinstance(value, dict | MockSpec) else "value"
+
+
+# A mapping is validated as a `MockSpec` nested in the tool, so its errors are located at the mock's keys
+# (`tools.t.mock.reslt`, with the mock's fields); any other value is a fixed result or a template, as is.
+# The tag is the model's name, the label pydantic gives a union member, which the loader drops from locations.
+MockField = Annotated[
+    Annotated[MockSpec, Tag("MockSpec")]
+    | Annotated[Any, Tag("value"), WithJsonSchema({"not": {"type": "object"}})],  # `oneOf`: exclusive shapes
+    Discriminator(_mock_shape),
+]
+"""A tool's `mock`: a `MockSpec` (from a mapping), else the fixed result or template itself."""
+
+
 class ToolServerSpec(_Strict):
     """A real MCP server: a `command` Proctor starts (stdio) or a streamable HTTP `url`."""
 
@@ -135,7 +150,7 @@ class ToolSpec(_Strict):
     """What the tool does, as the agent sees it (default: the real server's or the cassette's)."""
     input: dict[str, Any] | None = None
     """The tool's JSON-Schema input (default: the real server's or the cassette's; else any object)."""
-    mock: Any = None
+    mock: MockField = None
     """A fixed result, a template string, or a `MockSpec` mapping."""
     proxy: ToolServerSpec | None = None
     """Forward calls to this real server."""
@@ -178,8 +193,6 @@ class ToolSpec(_Strict):
             raise ValueError("'cassette' records a 'proxy'; to answer from a cassette use 'replay'")
         if self.schema_from is not None and (self.proxy is not None or self.replay is not None):
             raise ValueError("'schema_from' is for 'mock' and 'simulate'; a proxy or replay has its own schemas")
-        if isinstance(self.mock, dict):
-            MockSpec.model_validate(self.mock)  # a located error at load time, not at the first call
         return self
 
     def simulator_model(self, *fallbacks: str | None) -> str | None:
@@ -202,8 +215,8 @@ class ToolSpec(_Strict):
         """The mock as a `MockSpec` (a fixed value or template becomes its `result`)."""
         if self.mock is None:
             return None
-        if isinstance(self.mock, dict):
-            return MockSpec.model_validate(self.mock)
+        if isinstance(self.mock, MockSpec):
+            return self.mock  # a mapping, validated with the tool
         return MockSpec(result=self.mock)
 
 
